@@ -1,0 +1,217 @@
+// Index and score expressions: what predicate masks and score modifiers are written in.
+//
+// A user writes a generic lambda, as in FlexAttention:
+//     predicate([](auto b, auto h, auto q_idx, auto kv_idx) { return q_idx - kv_idx <= 128; })
+//     modify(s, [](auto score, auto b, auto h, auto q_idx, auto kv_idx) { return score - h * 0.5; })
+// The DSL calls it once with symbolic placeholders, so the lambda's body is captured as an expression
+// tree (capture). Evaluators walk that tree with a Backend (evaluate): the reference interpreter with
+// doubles, the Halide lowering with Halide::Expr. Semantics are those of real numbers: indices are
+// integers, `/` is real division, comparisons and &&, ||, ! give booleans, select(c, a, b) picks.
+#pragma once
+
+#include <attnforge/dsl/fixed_string.hpp>
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+namespace attnforge::dsl::ex {
+
+namespace hana = boost::hana;
+
+enum class value_type { real, boolean };
+enum class var_id { score, b, h, q_idx, kv_idx };
+
+template <var_id V>
+struct var {
+    static constexpr value_type type = value_type::real;
+    static constexpr var_id id = V;
+};
+
+struct constant {
+    double value;
+    static constexpr value_type type = value_type::real;
+};
+
+template <class Op, class... Args>
+struct apply {
+    hana::tuple<Args...> args;
+    static constexpr value_type type = Op::result;
+};
+
+// ---- the operations ------------------------------------------------------------------------------
+// operands: the value type every operand must have; result: the value type produced.
+namespace op {
+#define ATTNFORGE_EX_OP(NAME, SPELLING, OPERANDS, RESULT)                                   \
+    struct NAME {                                                                           \
+        static constexpr const char* spelling = SPELLING;                                   \
+        static constexpr bool infix = SPELLING[0] < 'a';                                    \
+        static constexpr value_type operands = value_type::OPERANDS;                        \
+        static constexpr value_type result = value_type::RESULT;                            \
+    };
+ATTNFORGE_EX_OP(add, "+", real, real)
+ATTNFORGE_EX_OP(sub, "-", real, real)
+ATTNFORGE_EX_OP(mul, "*", real, real)
+ATTNFORGE_EX_OP(div, "/", real, real)
+ATTNFORGE_EX_OP(neg, "neg", real, real)
+ATTNFORGE_EX_OP(lt, "<", real, boolean)
+ATTNFORGE_EX_OP(le, "<=", real, boolean)
+ATTNFORGE_EX_OP(gt, ">", real, boolean)
+ATTNFORGE_EX_OP(ge, ">=", real, boolean)
+ATTNFORGE_EX_OP(eq, "==", real, boolean)
+ATTNFORGE_EX_OP(ne, "!=", real, boolean)
+ATTNFORGE_EX_OP(logical_and, "&&", boolean, boolean)
+ATTNFORGE_EX_OP(logical_or, "||", boolean, boolean)
+ATTNFORGE_EX_OP(logical_not, "!", boolean, boolean)
+ATTNFORGE_EX_OP(abs, "abs", real, real)
+ATTNFORGE_EX_OP(min, "min", real, real)
+ATTNFORGE_EX_OP(max, "max", real, real)
+ATTNFORGE_EX_OP(tanh, "tanh", real, real)
+ATTNFORGE_EX_OP(exp, "exp", real, real)
+ATTNFORGE_EX_OP(exp2, "exp2", real, real)
+ATTNFORGE_EX_OP(log, "log", real, real)
+ATTNFORGE_EX_OP(floor, "floor", real, real)
+#undef ATTNFORGE_EX_OP
+// select(condition, if_true, if_false): the condition is boolean, the branches real.
+struct select {
+    static constexpr const char* spelling = "select";
+    static constexpr bool infix = false;
+    static constexpr value_type result = value_type::real;
+};
+}  // namespace op
+
+// ---- capture ------------------------------------------------------------------------------------
+template <class T> struct is_expr : std::false_type {};
+template <var_id V> struct is_expr<var<V>> : std::true_type {};
+template <> struct is_expr<constant> : std::true_type {};
+template <class Op, class... A> struct is_expr<apply<Op, A...>> : std::true_type {};
+
+template <class T>
+concept expression = is_expr<std::remove_cvref_t<T>>::value;
+template <class T>
+concept operand = expression<T> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
+
+template <class T>
+constexpr auto as_expr(const T& v) {
+    if constexpr (expression<T>) return v;
+    else return constant{static_cast<double>(v)};
+}
+
+// Type rule of one operation, checked while the lambda is captured. Returns false instead of failing,
+// so the node that owns the expression reports it once (diagnostic::expression_rule).
+template <class Op, class... Args>
+constexpr bool well_typed() {
+    if constexpr (std::is_same_v<Op, op::select>) {
+        constexpr value_type t[] = {Args::type...};
+        return t[0] == value_type::boolean && t[1] == value_type::real && t[2] == value_type::real;
+    } else {
+        return ((Args::type == Op::operands) && ...);
+    }
+}
+
+template <class Op, class... Args>
+constexpr auto make(const Args&... args) {
+    return apply<Op, std::remove_cvref_t<decltype(as_expr(args))>...>{hana::make_tuple(as_expr(args)...)};
+}
+
+#define ATTNFORGE_EX_BINARY(SYM, OP)                                                         \
+    template <operand L, operand R>                                                           \
+        requires(expression<L> || expression<R>)                                              \
+    constexpr auto operator SYM(const L& l, const R& r) { return make<op::OP>(l, r); }
+ATTNFORGE_EX_BINARY(+, add)
+ATTNFORGE_EX_BINARY(-, sub)
+ATTNFORGE_EX_BINARY(*, mul)
+ATTNFORGE_EX_BINARY(/, div)
+ATTNFORGE_EX_BINARY(<, lt)
+ATTNFORGE_EX_BINARY(<=, le)
+ATTNFORGE_EX_BINARY(>, gt)
+ATTNFORGE_EX_BINARY(>=, ge)
+ATTNFORGE_EX_BINARY(==, eq)
+ATTNFORGE_EX_BINARY(!=, ne)
+ATTNFORGE_EX_BINARY(&&, logical_and)
+ATTNFORGE_EX_BINARY(||, logical_or)
+#undef ATTNFORGE_EX_BINARY
+template <expression E> constexpr auto operator-(const E& e) { return make<op::neg>(e); }
+template <expression E> constexpr auto operator!(const E& e) { return make<op::logical_not>(e); }
+
+template <operand E> constexpr auto abs(const E& e) { return make<op::abs>(e); }
+template <operand E> constexpr auto tanh(const E& e) { return make<op::tanh>(e); }
+template <operand E> constexpr auto exp(const E& e) { return make<op::exp>(e); }
+template <operand E> constexpr auto exp2(const E& e) { return make<op::exp2>(e); }
+template <operand E> constexpr auto log(const E& e) { return make<op::log>(e); }
+template <operand E> constexpr auto floor(const E& e) { return make<op::floor>(e); }
+template <operand L, operand R> constexpr auto min(const L& l, const R& r) { return make<op::min>(l, r); }
+template <operand L, operand R> constexpr auto max(const L& l, const R& r) { return make<op::max>(l, r); }
+template <operand C, operand T, operand F>
+constexpr auto select(const C& c, const T& t, const F& f) { return make<op::select>(c, t, f); }
+
+// ---- compile-time questions about a captured expression ------------------------------------------
+template <class E> struct checks {
+    static constexpr bool typed = true;
+    template <var_id V> static constexpr bool uses = false;
+};
+template <var_id W> struct checks<var<W>> {
+    static constexpr bool typed = true;
+    template <var_id V> static constexpr bool uses = V == W;
+};
+template <class Op, class... A> struct checks<apply<Op, A...>> {
+    static constexpr bool typed = well_typed<Op, A...>() && (checks<A>::typed && ...);
+    template <var_id V> static constexpr bool uses = (checks<A>::template uses<V> || ...);
+};
+
+// ---- evaluate -------------------------------------------------------------------------------------
+// Env: the values of the placeholders, in the Backend's value type. Backend: a type with
+//   constant(double) -> value       and       call(Op{}, values...) -> value
+template <class Backend, class Env, var_id V>
+auto evaluate(const var<V>&, const Env& env, const Backend&) {
+    if constexpr (V == var_id::score) return env.score;
+    else if constexpr (V == var_id::b) return env.b;
+    else if constexpr (V == var_id::h) return env.h;
+    else if constexpr (V == var_id::q_idx) return env.q_idx;
+    else return env.kv_idx;
+}
+template <class Backend, class Env>
+auto evaluate(const constant& c, const Env&, const Backend& backend) { return backend.constant(c.value); }
+template <class Backend, class Env, class Op, class... A>
+auto evaluate(const apply<Op, A...>& e, const Env& env, const Backend& backend) {
+    return hana::unpack(e.args, [&](const auto&... args) { return backend.call(Op{}, evaluate(args, env, backend)...); });
+}
+
+// ---- canonical text ------------------------------------------------------------------------------
+template <var_id V>
+std::string to_string(const var<V>&) {
+    constexpr const char* names[] = {"score", "b", "h", "q_idx", "kv_idx"};
+    return names[static_cast<int>(V)];
+}
+inline std::string to_string(const constant& c) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", c.value);
+    return buf;
+}
+template <class Op, class... A>
+std::string to_string(const apply<Op, A...>& e) {
+    if constexpr (sizeof...(A) == 2 && Op::infix) {
+        return "(" + to_string(hana::at_c<0>(e.args)) + " " + Op::spelling + " " + to_string(hana::at_c<1>(e.args)) +
+               ")";
+    } else {
+        std::string s = std::string(Op::spelling) + "(";
+        hana::unpack(e.args, [&](const auto&... args) {
+            const char* sep = "";
+            ((s += sep, s += to_string(args), sep = ", "), ...);
+        });
+        return s + ")";
+    }
+}
+
+// The placeholders a captured lambda is called with.
+inline constexpr var<var_id::score> score_placeholder{};
+inline constexpr var<var_id::b> b_placeholder{};
+inline constexpr var<var_id::h> h_placeholder{};
+inline constexpr var<var_id::q_idx> q_idx_placeholder{};
+inline constexpr var<var_id::kv_idx> kv_idx_placeholder{};
+
+}  // namespace attnforge::dsl::ex

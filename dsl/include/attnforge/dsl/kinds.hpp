@@ -1,0 +1,105 @@
+// Kinds: the compile-time "type" of every tensor in a graph. A kind fixes the rank, which sizes are
+// static (model width D, head count H, head width E) and which are run-time (batch B, the lengths of
+// named sequences). Two tensors share a run-time length exactly when they carry the same sequence tag,
+// e.g. in cross-attention Lq is the length of sequence "x" and Lk that of sequence "memory".
+//
+// Layouts (row-major), B omitted when a kind is unbatched:
+//   activation   (B, L, D)        heads        (B, H, L, E)
+//   scores       (B, H, Lq, Lk)   weight       (D_in, D_out)      weight_vector (D)
+//   key_padding  (B, Lk) bool, true = padded  attention_mask (B, Lq, Lk) bool, true = takes part
+#pragma once
+
+#include <attnforge/dsl/fixed_string.hpp>
+
+#include <type_traits>
+
+namespace attnforge::dsl {
+
+// A head count fixed only at run time (sdpa's H): checked when the graph is bound to tensors.
+inline constexpr int runtime_heads = 0;
+
+template <fixed_string Seq, int W, bool Batched>
+struct activation_kind {
+    static constexpr auto seq = Seq;
+    static constexpr int width = W;
+    static constexpr bool batched = Batched;
+    static constexpr auto label = cat("activation(L[", Seq, "], D=", int_string<W>(), ")");
+};
+
+template <fixed_string Seq, int H, int E, bool Batched>
+struct heads_kind {
+    static constexpr auto seq = Seq;
+    static constexpr int heads = H;
+    static constexpr int head_width = E;
+    static constexpr bool batched = Batched;
+    static constexpr auto label = cat("heads(H=", int_string<H>(), ", L[", Seq, "], E=", int_string<E>(), ")");
+};
+
+// Probabilities: true once a softmax has been taken (masks and modifiers no longer apply).
+template <fixed_string SeqQ, fixed_string SeqK, int H, bool Batched, bool Probabilities>
+struct scores_kind {
+    static constexpr auto seq_q = SeqQ;
+    static constexpr auto seq_k = SeqK;
+    static constexpr int heads = H;
+    static constexpr bool batched = Batched;
+    static constexpr bool probabilities = Probabilities;
+    static constexpr auto label = [] {
+        constexpr auto dims = cat("(H=", int_string<H>(), ", L[", SeqQ, "], L[", SeqK, "])");
+        if constexpr (Probabilities) return cat("probabilities", dims);
+        else return cat("scores", dims);
+    }();
+};
+
+template <int In, int Out>
+struct weight_kind {
+    static constexpr int in_width = In;
+    static constexpr int out_width = Out;
+    static constexpr auto label = cat("weight(", int_string<In>(), ", ", int_string<Out>(), ")");
+};
+
+template <int W>
+struct weight_vector_kind {
+    static constexpr int width = W;
+    static constexpr auto label = cat("weight_vector(", int_string<W>(), ")");
+};
+
+template <fixed_string SeqK, bool Batched>
+struct key_padding_kind {
+    static constexpr auto seq_k = SeqK;
+    static constexpr bool batched = Batched;
+    static constexpr auto label = cat("key_padding_mask(L[", SeqK, "])");
+};
+
+template <fixed_string SeqQ, fixed_string SeqK, bool Batched>
+struct attention_mask_kind {
+    static constexpr auto seq_q = SeqQ;
+    static constexpr auto seq_k = SeqK;
+    static constexpr bool batched = Batched;
+    static constexpr auto label = cat("attention_mask(L[", SeqQ, "], L[", SeqK, "])");
+};
+
+// Kind tests, SFINAE-friendly (they never hard-error).
+template <class K> struct is_activation : std::false_type {};
+template <fixed_string S, int W, bool Bt> struct is_activation<activation_kind<S, W, Bt>> : std::true_type {};
+template <class K> struct is_heads : std::false_type {};
+template <fixed_string S, int H, int E, bool Bt> struct is_heads<heads_kind<S, H, E, Bt>> : std::true_type {};
+template <class K> struct is_scores : std::false_type {};
+template <fixed_string Q, fixed_string K, int H, bool Bt, bool P>
+struct is_scores<scores_kind<Q, K, H, Bt, P>> : std::true_type {};
+template <class K> struct is_weight : std::false_type {};
+template <int I, int O> struct is_weight<weight_kind<I, O>> : std::true_type {};
+template <class K> struct is_weight_vector : std::false_type {};
+template <int W> struct is_weight_vector<weight_vector_kind<W>> : std::true_type {};
+template <class K> struct is_key_padding : std::false_type {};
+template <fixed_string S, bool Bt> struct is_key_padding<key_padding_kind<S, Bt>> : std::true_type {};
+template <class K> struct is_attention_mask : std::false_type {};
+template <fixed_string Q, fixed_string K, bool Bt>
+struct is_attention_mask<attention_mask_kind<Q, K, Bt>> : std::true_type {};
+
+template <class K> inline constexpr bool is_activation_v = is_activation<K>::value;
+template <class K> inline constexpr bool is_heads_v = is_heads<K>::value;
+template <class K> inline constexpr bool is_scores_v = is_scores<K>::value;
+template <class K> inline constexpr bool is_weight_v = is_weight<K>::value;
+template <class K> inline constexpr bool is_weight_vector_v = is_weight_vector<K>::value;
+
+}  // namespace attnforge::dsl

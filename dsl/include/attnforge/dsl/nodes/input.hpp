@@ -1,0 +1,52 @@
+// Graph inputs: named tensors bound by name at run time (activations, weights, masks).
+#pragma once
+
+#include <attnforge/dsl/kinds.hpp>
+
+#include <boost/hana/tuple.hpp>
+
+namespace attnforge::dsl {
+
+namespace hana = boost::hana;
+
+template <fixed_string Name, class Kind>
+struct input_node {
+    using kind = Kind;
+    static constexpr auto name = Name;
+    static constexpr auto label = Name;
+    constexpr auto children() const { return hana::make_tuple(); }
+};
+
+template <class T> struct is_input : std::false_type {};
+template <fixed_string N, class K> struct is_input<input_node<N, K>> : std::true_type {};
+
+// An activation (B, L, D): the run-time length is that of sequence Seq (by default, the input's own).
+template <fixed_string Name, int D, fixed_string Seq = Name>
+constexpr auto activation() { return input_node<Name, activation_kind<Seq, D, true>>{}; }
+
+// An activation without a batch axis, (L, D), as in the seeds' single-sequence examples.
+template <fixed_string Name, int D, fixed_string Seq = Name>
+constexpr auto unbatched_activation() { return input_node<Name, activation_kind<Seq, D, false>>{}; }
+
+// Per-head activations (B, H, L, E) given directly, as in scaled-dot-product attention. H defaults to
+// a run-time head count.
+template <fixed_string Name, int E, fixed_string Seq = Name, int H = runtime_heads>
+constexpr auto heads_input() { return input_node<Name, heads_kind<Seq, H, E, true>>{}; }
+
+// A projection weight (D_in, D_out); projections multiply on the right: X · W.
+template <fixed_string Name, int In, int Out>
+constexpr auto weight() { return input_node<Name, weight_kind<In, Out>>{}; }
+
+// A vector parameter (D): a bias, LayerNorm's gamma or beta.
+template <fixed_string Name, int D>
+constexpr auto weight_vector() { return input_node<Name, weight_vector_kind<D>>{}; }
+
+// (B, Lk) bool over key sequence SeqK; true means the key is padding and is ignored.
+template <fixed_string Name, fixed_string SeqK>
+constexpr auto key_padding_mask() { return input_node<Name, key_padding_kind<SeqK, true>>{}; }
+
+// (B, Lq, Lk) bool; true means the (query, key) pair takes part.
+template <fixed_string Name, fixed_string SeqQ, fixed_string SeqK>
+constexpr auto attention_mask() { return input_node<Name, attention_mask_kind<SeqQ, SeqK, true>>{}; }
+
+}  // namespace attnforge::dsl

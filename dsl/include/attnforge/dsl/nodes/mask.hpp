@@ -1,0 +1,127 @@
+// mask: removes (query, key) pairs from the attention. A masked score becomes -inf, stays -inf through
+// any later score modifier, and gets weight exactly 0; a row with every key masked gives zero weights
+// and a zero output row (CONTRACT §1). Mask kinds:
+//   causal                query i sees keys j <= i. For Lq != Lk the alignment is top-left: query i
+//                         sees keys 0..i, as torch.tril(ones(Lq, Lk)) and SDPA's is_causal.
+//   key_padding(m)        m (B, Lk) bool, true = padded key, ignored (PyTorch's convention)
+//   boolean_mask(m)       m (B, Lq, Lk) bool, true = the pair takes part
+//   predicate(fn)         fn(b, h, q_idx, kv_idx) -> boolean expression, true = the pair takes part
+#pragma once
+
+#include <attnforge/dsl/diagnostics.hpp>
+#include <attnforge/dsl/expr.hpp>
+#include <attnforge/dsl/nodes/input.hpp>
+
+#include <boost/hana/concat.hpp>
+
+namespace attnforge::dsl {
+
+struct causal_mask {
+    static constexpr auto label = fixed_string("causal");
+    constexpr auto children() const { return hana::make_tuple(); }
+};
+inline constexpr causal_mask causal{};
+
+template <class M>
+struct key_padding_spec {
+    M mask;
+    static constexpr auto label = cat("key_padding(", M::label, ")");
+    constexpr auto children() const { return hana::make_tuple(mask); }
+};
+template <class M>
+constexpr auto key_padding(M m) { return key_padding_spec<M>{m}; }
+
+template <class M>
+struct boolean_mask_spec {
+    M mask;
+    static constexpr auto label = cat("boolean_mask(", M::label, ")");
+    constexpr auto children() const { return hana::make_tuple(mask); }
+};
+template <class M>
+constexpr auto boolean_mask(M m) { return boolean_mask_spec<M>{m}; }
+
+template <class Expr>
+struct predicate_spec {
+    Expr expr;
+    static constexpr auto label = fixed_string("predicate");
+    constexpr auto children() const { return hana::make_tuple(); }
+};
+// fn is called once with placeholders; its body becomes the predicate's expression tree.
+template <class Fn>
+constexpr auto predicate(Fn fn) {
+    using namespace ex;
+    auto e = as_expr(fn(b_placeholder, h_placeholder, q_idx_placeholder, kv_idx_placeholder));
+    return predicate_spec<decltype(e)>{e};
+}
+
+// Sliding-window (local) attention as a predicate: causal, and at most `window` keys back, as in
+// FlexAttention's sliding_window_causal (query i sees keys i-window .. i).
+constexpr auto sliding_window(int window) {
+    return predicate([window](auto, auto, auto q_idx, auto kv_idx) {
+        return q_idx >= kv_idx && q_idx - kv_idx <= window;
+    });
+}
+
+template <class S, class Spec>
+struct mask_node {
+    S scores;
+    Spec spec;
+    using kind = typename S::kind;
+    static constexpr auto label = cat("mask(", S::label, ", ", Spec::label, ")");
+    constexpr auto children() const { return hana::concat(hana::make_tuple(scores), spec.children()); }
+};
+
+namespace detail {
+template <class SK, class MK> constexpr bool key_padding_fits() {
+    if constexpr (is_key_padding<MK>::value) return MK::seq_k == SK::seq_k && MK::batched == SK::batched;
+    else return false;
+}
+template <class SK, class MK> constexpr bool boolean_mask_fits() {
+    if constexpr (is_attention_mask<MK>::value)
+        return MK::seq_q == SK::seq_q && MK::seq_k == SK::seq_k && MK::batched == SK::batched;
+    else return false;
+}
+template <class Spec> constexpr fixed_string spec_kind_label = Spec::label;
+template <class M> constexpr auto spec_kind_label<key_padding_spec<M>> = cat("key_padding: ", M::kind::label);
+template <class M> constexpr auto spec_kind_label<boolean_mask_spec<M>> = cat("boolean_mask: ", M::kind::label);
+}  // namespace detail
+
+template <class S, class Spec>
+constexpr auto mask(S s, Spec spec) {
+    if constexpr (any_error_v<S>) {
+        return error_node{};
+    } else {
+        constexpr auto node = cat("mask(", S::label, ", ", Spec::label, ")");
+        using SK = typename S::kind;
+        constexpr bool fits = [] {
+            if constexpr (!is_scores_v<SK>) return false;
+            else if constexpr (SK::probabilities) return false;
+            else if constexpr (std::is_same_v<Spec, causal_mask>) return true;
+            else if constexpr (requires { Spec::mask; }) {
+                if constexpr (std::is_same_v<Spec, key_padding_spec<decltype(Spec::mask)>>)
+                    return detail::key_padding_fits<SK, typename decltype(Spec::mask)::kind>();
+                else return detail::boolean_mask_fits<SK, typename decltype(Spec::mask)::kind>();
+            } else {
+                return true;  // predicate
+            }
+        }();
+        if constexpr (!diagnostic::mask_fits_scores<node, detail::spec_kind_label<Spec>, SK::label, fits>::ok) {
+            return error_node{};
+        } else if constexpr (requires { Spec::expr; }) {
+            using E = decltype(Spec::expr);
+            if constexpr (!diagnostic::expression_rule<node, "a mask predicate must be boolean",
+                                                       ex::checks<E>::typed &&
+                                                           E::type == ex::value_type::boolean>::ok ||
+                          !diagnostic::expression_rule<node, "a mask predicate must not read the score",
+                                                       !ex::checks<E>::template uses<ex::var_id::score>>::ok) {
+                return error_node{};
+            } else {
+                return mask_node<S, Spec>{s, spec};
+            }
+        } else {
+            return mask_node<S, Spec>{s, spec};
+        }
+    }
+}
+
+}  // namespace attnforge::dsl

@@ -1,0 +1,57 @@
+// modify: a score modifier, an elementwise function of the score and the indices applied before the
+// softmax (ALiBi, relative-position bias, soft-capping). fn(score, b, h, q_idx, kv_idx) is called once
+// with placeholders and its body captured. A masked score (-inf) stays masked whatever fn does.
+#pragma once
+
+#include <attnforge/dsl/diagnostics.hpp>
+#include <attnforge/dsl/expr.hpp>
+#include <attnforge/dsl/nodes/input.hpp>
+
+namespace attnforge::dsl {
+
+template <class S, class Expr>
+struct modify_node {
+    S scores;
+    Expr expr;
+    using kind = typename S::kind;
+    static constexpr auto label = cat("modify(", S::label, ")");
+    constexpr auto children() const { return hana::make_tuple(scores); }
+};
+
+template <class S, class Fn>
+constexpr auto modify(S s, Fn fn) {
+    if constexpr (any_error_v<S>) {
+        return error_node{};
+    } else {
+        using namespace ex;
+        auto e = as_expr(fn(score_placeholder, b_placeholder, h_placeholder, q_idx_placeholder, kv_idx_placeholder));
+        using E = decltype(e);
+        constexpr auto node = cat("modify(", S::label, ")");
+        using SK = typename S::kind;
+        if constexpr (!diagnostic::expect<node, "scores (B, H, Lq, Lk)", is_scores, SK>()) {
+            return error_node{};
+        } else if constexpr (!diagnostic::expression_rule<node, "score modifiers apply before softmax",
+                                                           !SK::probabilities>::ok ||
+                             !diagnostic::expression_rule<node, "a score modifier must be real-valued",
+                                                           checks<E>::typed && E::type == value_type::real>::ok) {
+            return error_node{};
+        } else {
+            return modify_node<S, E>{s, e};
+        }
+    }
+}
+
+// ALiBi (Press et al.): score - slope_h · |q_idx - kv_idx| with slope_h = 2^(-8 (h+1) / H).
+template <int H>
+constexpr auto alibi() {
+    return [](auto score, auto, auto h, auto q_idx, auto kv_idx) {
+        return score - ex::exp2((h + 1) * (-8.0 / H)) * ex::abs(q_idx - kv_idx);
+    };
+}
+
+// Soft-capping (Gemma 2): cap · tanh(score / cap).
+constexpr auto soft_cap(double cap) {
+    return [cap](auto score, auto, auto, auto, auto) { return ex::tanh(score / cap) * cap; };
+}
+
+}  // namespace attnforge::dsl

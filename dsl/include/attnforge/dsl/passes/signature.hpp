@@ -1,0 +1,98 @@
+// signature: a graph's inputs and output as run-time data (names, dims, dtypes), for binding tensors,
+// for error messages that name the input and both shapes, and for `attnforge list`.
+#pragma once
+
+#include <attnforge/dsl/graph.hpp>
+#include <attnforge/dsl/passes/collect_inputs.hpp>
+
+#include <boost/hana/for_each.hpp>
+
+#include <string>
+#include <vector>
+
+namespace attnforge::dsl {
+
+// One axis of a tensor: the batch B, the length of a named sequence, a run-time head count H, or a
+// static size.
+struct dim_spec {
+    enum class axis { batch, sequence, heads, fixed } role;
+    std::string sequence;  // for role::sequence
+    long long size = 0;    // for role::fixed
+
+    std::string symbol() const {
+        switch (role) {
+            case axis::batch: return "B";
+            case axis::sequence: return "L[" + sequence + "]";
+            case axis::heads: return "H";
+            default: return std::to_string(size);
+        }
+    }
+};
+
+enum class element_type { float32, boolean };
+
+struct tensor_spec {
+    std::string name;
+    std::vector<dim_spec> dims;
+    element_type dtype = element_type::float32;
+
+    std::string shape_symbol() const {
+        std::string s = "(";
+        for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i].symbol();
+        return s + ")";
+    }
+};
+
+template <class Kind>
+std::vector<dim_spec> dims_of_kind() {
+    using R = dim_spec::axis;
+    auto fixed = [](long long n) { return dim_spec{R::fixed, {}, n}; };
+    auto seq = [](std::string_view s) { return dim_spec{R::sequence, std::string(s), 0}; };
+    auto heads = [&](int h) { return h == runtime_heads ? dim_spec{R::heads, {}, 0} : fixed(h); };
+    std::vector<dim_spec> d;
+    if constexpr (requires { Kind::batched; }) {
+        if (Kind::batched) d.push_back({R::batch, {}, 0});
+    }
+    if constexpr (is_activation_v<Kind>) {
+        d.insert(d.end(), {seq(Kind::seq.view()), fixed(Kind::width)});
+    } else if constexpr (is_heads_v<Kind>) {
+        d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), fixed(Kind::head_width)});
+    } else if constexpr (is_scores_v<Kind>) {
+        d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
+    } else if constexpr (is_weight_v<Kind>) {
+        d.insert(d.end(), {fixed(Kind::in_width), fixed(Kind::out_width)});
+    } else if constexpr (is_weight_vector_v<Kind>) {
+        d.push_back(fixed(Kind::width));
+    } else if constexpr (is_key_padding<Kind>::value) {
+        d.push_back(seq(Kind::seq_k.view()));
+    } else {
+        static_assert(is_attention_mask<Kind>::value);
+        d.insert(d.end(), {seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
+    }
+    return d;
+}
+
+template <class Kind>
+constexpr element_type dtype_of_kind() {
+    return (is_key_padding<Kind>::value || is_attention_mask<Kind>::value) ? element_type::boolean
+                                                                          : element_type::float32;
+}
+
+struct graph_signature {
+    std::string name;
+    std::vector<tensor_spec> inputs;
+    tensor_spec output;
+};
+
+template <fixed_string Name, class Output>
+graph_signature signature(const graph<Name, Output>& g) {
+    graph_signature sig{std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32}};
+    hana::for_each(collect_inputs(g), [&](auto in) {
+        using In = decltype(in);
+        sig.inputs.push_back({std::string(In::name.view()), dims_of_kind<typename In::kind>(),
+                              dtype_of_kind<typename In::kind>()});
+    });
+    return sig;
+}
+
+}  // namespace attnforge::dsl
