@@ -1,0 +1,178 @@
+// The reference interpreter: evaluates any DSL graph on host tensors with float64 arithmetic. It is
+// the spec every generated kernel is validated against (CONTRACT §1, §5).
+//
+//     auto r = attnforge::interp::evaluate(attnforge::dsl::variants::mha, {{"x", x}, {"wq", wq}, ...});
+//     r.output                                   // (B, L, 512)
+//     r.intermediates.at("attention_weights")    // (B, Hq, Lq, Lk)
+//     r.intermediates.at("attention_logsumexp")  // (B, Hq, Lq), -inf for fully masked rows
+//
+// One evaluate() overload per node kind; the nodes themselves know nothing of evaluation.
+#pragma once
+
+#include <attnforge/dsl.hpp>
+#include <attnforge/interp/binding.hpp>
+#include <attnforge/interp/ops.hpp>
+
+#include <string>
+
+namespace attnforge::interp {
+
+struct Result {
+    Tensor output;
+    TensorMap intermediates;  // "<softmax label>_weights", "<softmax label>_logsumexp"
+};
+
+namespace detail {
+
+namespace dsl = attnforge::dsl;
+namespace ex = attnforge::dsl::ex;
+
+struct Context {
+    const BoundInputs& bound;
+    TensorMap& intermediates;
+};
+
+// Expression backend: every value a double; booleans are 0 or 1.
+struct DoubleBackend {
+    double constant(double v) const { return v; }
+    template <class Op, class... A>
+    double call(Op, A... a) const {
+        const double x[] = {a...};
+        using namespace ex::op;
+        if constexpr (std::is_same_v<Op, add>) return x[0] + x[1];
+        else if constexpr (std::is_same_v<Op, sub>) return x[0] - x[1];
+        else if constexpr (std::is_same_v<Op, mul>) return x[0] * x[1];
+        else if constexpr (std::is_same_v<Op, div>) return x[0] / x[1];
+        else if constexpr (std::is_same_v<Op, neg>) return -x[0];
+        else if constexpr (std::is_same_v<Op, lt>) return x[0] < x[1];
+        else if constexpr (std::is_same_v<Op, le>) return x[0] <= x[1];
+        else if constexpr (std::is_same_v<Op, gt>) return x[0] > x[1];
+        else if constexpr (std::is_same_v<Op, ge>) return x[0] >= x[1];
+        else if constexpr (std::is_same_v<Op, eq>) return x[0] == x[1];
+        else if constexpr (std::is_same_v<Op, ne>) return x[0] != x[1];
+        else if constexpr (std::is_same_v<Op, logical_and>) return x[0] != 0 && x[1] != 0;
+        else if constexpr (std::is_same_v<Op, logical_or>) return x[0] != 0 || x[1] != 0;
+        else if constexpr (std::is_same_v<Op, logical_not>) return x[0] == 0;
+        else if constexpr (std::is_same_v<Op, ex::op::abs>) return std::abs(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::min>) return std::min(x[0], x[1]);
+        else if constexpr (std::is_same_v<Op, ex::op::max>) return std::max(x[0], x[1]);
+        else if constexpr (std::is_same_v<Op, ex::op::tanh>) return std::tanh(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::exp>) return std::exp(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::exp2>) return std::exp2(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::log>) return std::log(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::floor>) return std::floor(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::select>) return x[0] != 0 ? x[1] : x[2];
+        else static_assert(sizeof(Op) == 0, "DoubleBackend: an expression operation has no evaluation here");
+    }
+};
+
+struct Env {
+    double score, b, h, q_idx, kv_idx;
+};
+
+template <dsl::fixed_string Name, class K>
+Tensor evaluate(const dsl::input_node<Name, K>&, Context& ctx) {
+    return ctx.bound.tensors.find(Name.view())->second;
+}
+
+template <class X, class W, class Bias>
+Tensor evaluate(const dsl::linear_node<X, W, Bias>& n, Context& ctx) {
+    const Tensor x = evaluate(n.x, ctx), w = evaluate(n.w, ctx);
+    if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
+        const Tensor bias = evaluate(n.bias, ctx);
+        return ops::linear(x, w, &bias);
+    } else {
+        return ops::linear(x, w, nullptr);
+    }
+}
+
+template <class X, int H>
+Tensor evaluate(const dsl::split_heads_node<X, H>& n, Context& ctx) { return ops::split_heads(evaluate(n.x, ctx), H); }
+
+template <class X>
+Tensor evaluate(const dsl::merge_heads_node<X>& n, Context& ctx) { return ops::merge_heads(evaluate(n.x, ctx)); }
+
+template <class Q, class K>
+Tensor evaluate(const dsl::score_node<Q, K>& n, Context& ctx) {
+    return ops::scores(evaluate(n.q, ctx), evaluate(n.k, ctx), n.effective_scale());
+}
+
+template <class S, class Spec>
+Tensor evaluate(const dsl::mask_node<S, Spec>& n, Context& ctx) {
+    Tensor s = evaluate(n.scores, ctx);
+    using i64 = std::int64_t;
+    if constexpr (std::is_same_v<Spec, dsl::causal_mask>) {
+        ops::mask_where(s, [](i64, i64, i64 i, i64 j) { return j <= i; });  // top-left aligned
+    } else if constexpr (requires { n.spec.expr; }) {
+        ops::mask_where(s, [&](i64 b, i64 h, i64 i, i64 j) {
+            const Env env{0.0, double(b), double(h), double(i), double(j)};
+            return ex::evaluate(n.spec.expr, env, DoubleBackend{}) != 0.0;
+        });
+    } else if constexpr (std::is_same_v<Spec, dsl::key_padding_spec<decltype(n.spec.mask)>>) {
+        ops::mask_key_padding(s, evaluate(n.spec.mask, ctx));
+    } else {
+        ops::mask_boolean(s, evaluate(n.spec.mask, ctx));
+    }
+    return s;
+}
+
+template <class S, class E>
+Tensor evaluate(const dsl::modify_node<S, E>& n, Context& ctx) {
+    Tensor s = evaluate(n.scores, ctx);
+    ops::modify(s, [&](double score, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+        return ex::evaluate(n.expr, Env{score, double(b), double(h), double(i), double(j)}, DoubleBackend{});
+    });
+    return s;
+}
+
+template <class S, dsl::fixed_string Label>
+Tensor evaluate(const dsl::softmax_node<S, Label>& n, Context& ctx) {
+    ops::SoftmaxResult r = ops::softmax(evaluate(n.scores, ctx));
+    const std::string label(Label.view());
+    ctx.intermediates.insert_or_assign(label + "_logsumexp", std::move(r.logsumexp));
+    ctx.intermediates.insert_or_assign(label + "_weights", r.weights);
+    return std::move(r.weights);
+}
+
+template <class P, class V>
+Tensor evaluate(const dsl::weighted_sum_node<P, V>& n, Context& ctx) {
+    return ops::weighted_sum(evaluate(n.probabilities, ctx), evaluate(n.v, ctx));
+}
+
+template <class X, class G, class Bt>
+Tensor evaluate(const dsl::layer_norm_node<X, G, Bt>& n, Context& ctx) {
+    return ops::layer_norm(evaluate(n.x, ctx), evaluate(n.gamma, ctx), evaluate(n.beta, ctx), n.eps);
+}
+
+template <class A, class B>
+Tensor evaluate(const dsl::add_node<A, B>& n, Context& ctx) {
+    return ops::add(evaluate(n.a, ctx), evaluate(n.b, ctx));
+}
+
+template <class X>
+Tensor evaluate(const dsl::positional_encoding_node<X>& n, Context& ctx) {
+    return ops::positional_encoding(evaluate(n.x, ctx));
+}
+
+// Intermediates of unbatched graphs lose their batch axis of 1, like the output.
+inline void drop_batch_axis(Tensor& t) { t.shape.erase(t.shape.begin()); }
+
+}  // namespace detail
+
+// Evaluates `g` on `inputs` (by name). Throws attnforge::input_error for missing, extra or misshapen
+// inputs, naming the input and both shapes.
+template <dsl::fixed_string Name, class Output>
+Result evaluate(const dsl::graph<Name, Output>& g, const TensorMap& inputs) {
+    const dsl::graph_signature sig = dsl::signature(g);
+    const BoundInputs bound = bind_inputs(sig, inputs);
+    Result result;
+    detail::Context ctx{bound, result.intermediates};
+    result.output = detail::evaluate(g.output, ctx);
+    if (sig.output.dims.empty() || sig.output.dims.front().role != dsl::dim_spec::axis::batch) {
+        detail::drop_batch_axis(result.output);
+        for (auto& [name, t] : result.intermediates) detail::drop_batch_axis(t);
+    }
+    return result;
+}
+
+}  // namespace attnforge::interp

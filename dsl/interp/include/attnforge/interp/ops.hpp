@@ -1,0 +1,62 @@
+// The interpreter's tensor operations: plain loops in float64, one per DSL node kind. Every tensor
+// here carries its batch axis (an unbatched graph runs with B = 1).
+// Layouts: activation (B, L, D), heads (B, H, L, E), scores (B, H, Lq, Lk), weight (Din, Dout).
+#pragma once
+
+#include <attnforge/interp/tensor.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace attnforge::interp::ops {
+
+inline constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias);
+Tensor split_heads(const Tensor& x, std::int64_t heads);
+Tensor merge_heads(const Tensor& x);
+// S[b, h, i, j] = scale · Σ_e Q[b, h, i, e] · K[b, h / (Hq/Hkv), j, e]
+Tensor scores(const Tensor& q, const Tensor& k, double scale);
+// O[b, h, i, e] = Σ_j P[b, h, i, j] · V[b, h / (Hq/Hkv), j, e]
+Tensor weighted_sum(const Tensor& p, const Tensor& v);
+
+struct SoftmaxResult {
+    Tensor weights;    // (B, H, Lq, Lk); rows with every key masked are all zero
+    Tensor logsumexp;  // (B, H, Lq); -inf for fully masked rows
+};
+// Softmax over the last axis with the row max subtracted.
+SoftmaxResult softmax(const Tensor& scores);
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps);
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor positional_encoding(const Tensor& x);
+
+// Masks set removed pairs to -inf.
+void mask_key_padding(Tensor& scores, const Tensor& padded /* (B, Lk), nonzero = padded */);
+void mask_boolean(Tensor& scores, const Tensor& keep /* (B, Lq, Lk), nonzero = takes part */);
+
+// keep(b, h, q, k) -> bool; used for causal and predicate masks.
+template <class Keep>
+void mask_where(Tensor& s, Keep keep) {
+    const std::int64_t B = s.dim(0), H = s.dim(1), Lq = s.dim(2), Lk = s.dim(3);
+    double* p = s.ptr();
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t i = 0; i < Lq; ++i)
+                for (std::int64_t j = 0; j < Lk; ++j, ++p)
+                    if (!keep(b, h, i, j)) *p = minus_infinity;
+}
+
+// f(score, b, h, q, k) -> new score, applied to pairs that are not masked (-inf stays -inf).
+template <class F>
+void modify(Tensor& s, F f) {
+    const std::int64_t B = s.dim(0), H = s.dim(1), Lq = s.dim(2), Lk = s.dim(3);
+    double* p = s.ptr();
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t i = 0; i < Lq; ++i)
+                for (std::int64_t j = 0; j < Lk; ++j, ++p)
+                    if (*p != minus_infinity) *p = f(*p, b, h, i, j);
+}
+
+}  // namespace attnforge::interp::ops
