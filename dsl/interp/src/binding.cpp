@@ -61,8 +61,9 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
             throw input_error(sig.name + ": missing input '" + spec.name + "' of shape " + sizes.describe(spec) +
                               "; it takes " + input_names(sig));
         const Tensor& t = it->second;
+        const RuntimeSizes known_before = sizes;  // the message shows what was known before this input
         auto mismatch = [&] {
-            return input_error(sig.name + ": input '" + spec.name + "' must have shape " + sizes.describe(spec) +
+            return input_error(sig.name + ": input '" + spec.name + "' must have shape " + known_before.describe(spec) +
                                ", given " + t.shape_string());
         };
         if (t.rank() != static_cast<std::int64_t>(spec.dims.size())) throw mismatch();

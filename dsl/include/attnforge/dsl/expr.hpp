@@ -49,7 +49,7 @@ namespace op {
 #define ATTNFORGE_EX_OP(NAME, SPELLING, OPERANDS, RESULT)                                   \
     struct NAME {                                                                           \
         static constexpr const char* spelling = SPELLING;                                   \
-        static constexpr bool infix = SPELLING[0] < 'a';                                    \
+        static constexpr bool infix = SPELLING[0] < 'a' || SPELLING[0] > 'z';                          \
         static constexpr value_type operands = value_type::OPERANDS;                        \
         static constexpr value_type result = value_type::RESULT;                            \
     };
@@ -154,6 +154,7 @@ template <class E> struct checks {
     static constexpr bool typed = true;
     template <var_id V> static constexpr bool uses = false;
 };
+template <class E> struct checks<const E> : checks<E> {};
 template <var_id W> struct checks<var<W>> {
     static constexpr bool typed = true;
     template <var_id V> static constexpr bool uses = V == W;

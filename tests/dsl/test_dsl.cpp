@@ -1,0 +1,74 @@
+// The DSL's compile-time results: kinds inferred for the built-in variants, input collection and
+// order, node labels, captured expressions and their canonical text.
+#define BOOST_TEST_MODULE dsl
+#include <boost/test/unit_test.hpp>
+
+#include <attnforge/dsl.hpp>
+
+#include <boost/hana/size.hpp>
+
+namespace dsl = attnforge::dsl;
+namespace ex = attnforge::dsl::ex;
+namespace hana = boost::hana;
+namespace v = attnforge::dsl::variants;
+
+// Kinds are inferred at compile time.
+static_assert(std::is_same_v<decltype(v::mha)::output_kind, dsl::activation_kind<"x", 512, true>>);
+static_assert(std::is_same_v<decltype(v::sdpa)::output_kind, dsl::heads_kind<"q", dsl::runtime_heads, 64, true>>);
+static_assert(std::is_same_v<decltype(v::cross_attention)::output_kind, dsl::activation_kind<"x", 512, true>>);
+static_assert(std::is_same_v<decltype(v::seed_attention)::output_kind, dsl::activation_kind<"x", 3, false>>);
+static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", 8, 64, true>>);
+static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width == 64);
+static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 14);
+static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
+static_assert(decltype(v::gqa.output)::label ==
+              dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
+                                "split_heads(linear(x, wk), H=2))), split_heads(linear(x, wv), H=2))), wo)"));
+
+BOOST_AUTO_TEST_CASE(inputs_are_collected_once_in_order_of_first_use) {
+    auto names = [](const auto& g) {
+        std::vector<std::string> out;
+        for (const auto& in : dsl::signature(g).inputs) out.push_back(in.name);
+        return out;
+    };
+    BOOST_TEST(names(v::mha) == (std::vector<std::string>{"x", "wq", "wk", "wv", "wo"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(names(v::cross_attention) == (std::vector<std::string>{"x", "wq", "memory", "wk", "wv", "wo"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(names(v::mha_padding) ==
+                   (std::vector<std::string>{"x", "wq", "wk", "key_padding_mask", "wv", "wo"}),
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(signatures_give_shapes_and_dtypes) {
+    const auto sig = dsl::signature(v::mha_padding);
+    BOOST_TEST(sig.inputs[0].shape_symbol() == "(B, L[x], 512)");
+    BOOST_TEST(sig.inputs[3].shape_symbol() == "(B, L[x])");
+    BOOST_TEST((sig.inputs[3].dtype == dsl::element_type::boolean));
+    BOOST_TEST(sig.output.shape_symbol() == "(B, L[x], 512)");
+    BOOST_TEST(dsl::signature(v::sdpa).inputs[1].shape_symbol() == "(B, H, L[kv], 64)");
+    BOOST_TEST(dsl::signature(v::cross_attention).inputs[2].shape_symbol() == "(B, L[memory], 512)");
+}
+
+BOOST_AUTO_TEST_CASE(lambdas_are_captured_as_expressions) {
+    const auto window = dsl::sliding_window(128);
+    BOOST_TEST(ex::to_string(window.expr) == "((q_idx >= kv_idx) && ((q_idx - kv_idx) <= 128))");
+    static_assert(decltype(window.expr)::type == ex::value_type::boolean);
+
+    const auto alibi = dsl::alibi<8>()(ex::score_placeholder, ex::b_placeholder, ex::h_placeholder,
+                                       ex::q_idx_placeholder, ex::kv_idx_placeholder);
+    BOOST_TEST(ex::to_string(alibi) == "(score - (exp2(((h + 1) * -1)) * abs((q_idx - kv_idx))))");
+    static_assert(!ex::checks<decltype(alibi)>::uses<ex::var_id::b>);
+    static_assert(ex::checks<decltype(alibi)>::uses<ex::var_id::h>);
+
+    // A predicate of our own, FlexAttention style.
+    const auto prefix_lm = dsl::predicate([](auto, auto, auto q_idx, auto kv_idx) { return kv_idx <= q_idx || kv_idx < 4; });
+    BOOST_TEST(ex::to_string(prefix_lm.expr) == "((kv_idx <= q_idx) || (kv_idx < 4))");
+}
+
+BOOST_AUTO_TEST_CASE(scale_defaults_to_one_over_sqrt_e) {
+    const auto& s = v::sdpa.output.probabilities.scores;
+    BOOST_TEST(s.effective_scale() == 0.125);
+    BOOST_TEST(dsl::score(v::sdpa_q, v::sdpa_k, 0.5).effective_scale() == 0.5);
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Independent float64 NumPy oracle for every built-in attnforge variant.
+
+Writes tests/golden/data/<variant>/<case>/: the inputs as .npy files (float32 '<f4', bool '|b1'), the
+expected output (float64 '<f8') and, for small cases, the expected attention weights (float64), plus a
+manifest `case.txt` that maps every input name to its file. The D = 512 weights are shared by all
+cases (data/weights512/) to keep the repository small.
+
+This oracle is written from CONTRACT.md alone, in plain NumPy; it shares no code with the C++
+interpreter. Inputs are multiples of 1/64 (activations) and 1/256 (weights), exactly representable in
+float32, so float32 inputs and the float64 oracle see the same numbers.
+
+Regenerate (only when the contract or the cases change):
+    .venv/bin/python tests/golden/make_golden.py
+"""
+import os
+import shutil
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "data")
+MAX_WEIGHTS_STORED = 20000  # elements; larger attention-weight tensors are not stored
+rng = np.random.default_rng(20261122)
+
+
+# ---- inputs -------------------------------------------------------------------------------------
+def act(*shape, scale=64, span=64):
+    return (rng.integers(-span, span + 1, size=shape) / scale).astype(np.float32)
+
+
+def mat(*shape):
+    return (rng.integers(-64, 65, size=shape) / 256).astype(np.float32)
+
+
+# ---- the oracle ---------------------------------------------------------------------------------
+def softmax_rows(s):
+    """Softmax over the last axis; rows whose entries are all -inf give zeros."""
+    m = s.max(axis=-1, keepdims=True)
+    finite = np.isfinite(m)
+    e = np.where(finite, np.exp(s - np.where(finite, m, 0.0)), 0.0)
+    z = e.sum(axis=-1, keepdims=True)
+    return np.where(z > 0, e / np.where(z > 0, z, 1.0), 0.0)
+
+
+def attend(q, k, v, allowed=None, modifier=None, scale=None):
+    """q (B, Hq, Lq, E), k/v (B, Hkv, Lk, E); allowed (B or 1, Hq or 1, Lq, Lk) bool."""
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    hq, hkv = q.shape[1], k.shape[1]
+    k = np.repeat(k, hq // hkv, axis=1)  # query head h reads kv head h // (Hq/Hkv)
+    v = np.repeat(v, hq // hkv, axis=1)
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = np.einsum("bhie,bhje->bhij", q, k) * scale
+    if modifier is not None:
+        b, h, i, j = np.meshgrid(*(np.arange(n) for n in s.shape), indexing="ij")
+        s = modifier(s, b, h, i, j)
+    if allowed is not None:
+        s = np.where(allowed, s, -np.inf)
+    p = softmax_rows(s)
+    return np.einsum("bhij,bhje->bhie", p, v), p
+
+
+def causal(lq, lk):
+    return np.tril(np.ones((lq, lk), dtype=bool))  # top-left aligned: key j <= query i
+
+
+def split(x, h):
+    b, l, d = x.shape
+    return x.reshape(b, l, h, d // h).transpose(0, 2, 1, 3)
+
+
+def merge(o):
+    b, h, l, e = o.shape
+    return o.transpose(0, 2, 1, 3).reshape(b, l, h * e)
+
+
+def mha(xq, xkv, w, hq=8, hkv=8, allowed=None):
+    f = lambda a: np.asarray(a, np.float64)
+    q = split(f(xq) @ f(w["wq"]), hq)
+    k = split(f(xkv) @ f(w["wk"]), hkv)
+    v = split(f(xkv) @ f(w["wv"]), hkv)
+    o, p = attend(q, k, v, allowed)
+    return merge(o) @ f(w["wo"]), p
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x, np.float64)
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * gamma + beta
+
+
+def positional_encoding(length, d):
+    """Seed 001 §4."""
+    pos = np.arange(length)[:, None]
+    div = np.exp(np.arange(0, d, 2) * -(np.log(10000.0) / d))
+    pe = np.zeros((length, d))
+    pe[:, 0::2] = np.sin(pos * div)
+    pe[:, 1::2] = np.cos(pos * div)
+    return pe
+
+
+# ---- cases --------------------------------------------------------------------------------------
+W512 = {"wq": mat(512, 512), "wk": mat(512, 512), "wv": mat(512, 512), "wo": mat(512, 512),
+        "wk128": mat(512, 128), "wv128": mat(512, 128),
+        "gamma": (1 + act(512, scale=256)).astype(np.float32), "beta": act(512, scale=256)}
+W512_FILE = {name: f"../../weights512/{name}.npy" for name in W512}
+
+
+def sdpa_inputs(b, h, lq, lk, qscale=64):
+    return {"q": act(b, h, lq, 64, scale=qscale), "k": act(b, h, lk, 64), "v": act(b, h, lk, 64)}
+
+
+def case_seed_attention(l):
+    x, wq, wk, wv = act(l, 4, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8)
+    q, k, v = (np.asarray(x, np.float64)[None, None] @ w for w in (wq, wk, wv))
+    o, p = attend(q, k, v)
+    return {"x": x, "wq": wq, "wk": wk, "wv": wv}, {}, o[0, 0], p[0]
+
+
+def case_sdpa(b, h, lq, lk, is_causal=False):
+    t = sdpa_inputs(b, h, lq, lk)
+    o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk) if is_causal else None)
+    return t, {}, o, p
+
+
+def case_mha(b, l, is_causal=False):
+    x = act(b, l, 512)
+    y, p = mha(x, x, W512, allowed=causal(l, l) if is_causal else None)
+    return {"x": x}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
+
+
+def case_mha_padding(b, l, lengths):
+    x = act(b, l, 512)
+    padded = np.array([[j >= n for j in range(l)] for n in lengths], dtype=bool)  # True = padded key
+    y, p = mha(x, x, W512, allowed=~padded[:, None, None, :])
+    return {"x": x, "key_padding_mask": padded}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
+
+
+def case_cross(b, lq, lk):
+    x, memory = act(b, lq, 512), act(b, lk, 512)
+    y, p = mha(x, memory, W512)
+    return {"x": x, "memory": memory}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
+
+
+def case_gqa(b, l):
+    x = act(b, l, 512)
+    w = dict(W512, wk=W512["wk128"], wv=W512["wv128"])
+    y, p = mha(x, x, w, hq=8, hkv=2)
+    return {"x": x}, {"wq": W512_FILE["wq"], "wk": W512_FILE["wk128"], "wv": W512_FILE["wv128"],
+                      "wo": W512_FILE["wo"]}, y, p
+
+
+def case_self_attention_layer(b, l, with_positions=False):
+    x = act(b, l, 512)
+    h = np.asarray(x, np.float64) + (positional_encoding(l, 512) if with_positions else 0.0)
+    n = layer_norm(h, W512["gamma"], W512["beta"])
+    y, p = mha(n, n, W512)
+    return {"x": x}, {n_: W512_FILE[n_] for n_ in ("gamma", "beta", "wq", "wk", "wv", "wo")}, h + y, p
+
+
+def case_sliding_window(b, h, l, window=128):
+    t = sdpa_inputs(b, h, l, l)
+    i, j = np.arange(l)[:, None], np.arange(l)[None, :]
+    o, p = attend(t["q"], t["k"], t["v"], (i >= j) & (i - j <= window))
+    return t, {}, o, p
+
+
+def case_alibi(b, lq, lk):
+    t = sdpa_inputs(b, 8, lq, lk)
+    slopes = 2.0 ** (-8.0 * (np.arange(8) + 1) / 8)
+    o, p = attend(t["q"], t["k"], t["v"], modifier=lambda s, b_, h, i, j: s - slopes[h] * np.abs(i - j))
+    return t, {}, o, p
+
+
+def case_softcap(b, h, lq, lk, cap=20.0):
+    t = sdpa_inputs(b, h, lq, lk, qscale=4)  # large scores, so that the cap matters
+    o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk), modifier=lambda s, *_: cap * np.tanh(s / cap))
+    return t, {}, o, p
+
+
+def case_masked(b, h, lq, lk):
+    t = sdpa_inputs(b, h, lq, lk)
+    keep = rng.random((b, lq, lk)) < 0.6
+    keep[0, 1, :] = False  # one fully masked query row
+    o, p = attend(t["q"], t["k"], t["v"], keep[:, None])
+    return dict(t, attn_mask=keep), {}, o, p
+
+
+CASES = {
+    "seed_attention": {"L3": lambda: case_seed_attention(3), "L7": lambda: case_seed_attention(7)},
+    "sdpa": {"B1_H2_L5": lambda: case_sdpa(1, 2, 5, 5), "B2_H3_Lq7_Lk11": lambda: case_sdpa(2, 3, 7, 11)},
+    "sdpa_causal": {"B1_H2_L6": lambda: case_sdpa(1, 2, 6, 6, True),
+                    "B2_H3_Lq9_Lk5": lambda: case_sdpa(2, 3, 9, 5, True)},
+    "mha": {"B1_L4": lambda: case_mha(1, 4), "B2_L9": lambda: case_mha(2, 9)},
+    "mha_causal": {"B1_L5": lambda: case_mha(1, 5, True), "B2_L8": lambda: case_mha(2, 8, True)},
+    "mha_padding": {"B2_L6": lambda: case_mha_padding(2, 6, [4, 0]), "B3_L5": lambda: case_mha_padding(3, 5, [5, 1, 3])},
+    "cross_attention": {"B1_Lq3_Lk8": lambda: case_cross(1, 3, 8), "B2_Lq6_Lk4": lambda: case_cross(2, 6, 4)},
+    "gqa": {"B1_L5": lambda: case_gqa(1, 5), "B2_L7": lambda: case_gqa(2, 7)},
+    "self_attention_layer": {"B1_L4": lambda: case_self_attention_layer(1, 4),
+                             "B2_L6": lambda: case_self_attention_layer(2, 6)},
+    "sliding_window_attention": {"B1_H2_L9": lambda: case_sliding_window(1, 2, 9),
+                                 "B1_H2_L200": lambda: case_sliding_window(1, 2, 200)},
+    "alibi_attention": {"B1_L6": lambda: case_alibi(1, 6, 6), "B2_Lq5_Lk9": lambda: case_alibi(2, 5, 9)},
+    "softcap_attention": {"B1_H2_L6": lambda: case_softcap(1, 2, 6, 6),
+                          "B2_H2_Lq7_Lk9": lambda: case_softcap(2, 2, 7, 9)},
+    "masked_attention": {"B1_H2_Lq5_Lk6": lambda: case_masked(1, 2, 5, 6),
+                         "B2_H3_L4": lambda: case_masked(2, 3, 4, 4)},
+    "positional_self_attention_layer": {"B1_L5": lambda: case_self_attention_layer(1, 5, True),
+                                        "B2_L3": lambda: case_self_attention_layer(2, 3, True)},
+}
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(os.path.join(OUT, "weights512"))
+    for name, w in W512.items():
+        np.save(os.path.join(OUT, "weights512", f"{name}.npy"), w)
+    for variant, cases in CASES.items():
+        for case, make in cases.items():
+            d = os.path.join(OUT, variant, case)
+            os.makedirs(d)
+            inputs, shared, output, weights = make()
+            lines = []
+            for name, value in inputs.items():
+                np.save(os.path.join(d, f"{name}.npy"), value)
+                lines.append(f"input {name} {name}.npy")
+            lines += [f"input {name} {path}" for name, path in shared.items()]
+            np.save(os.path.join(d, "expected_output.npy"), np.asarray(output, np.float64))
+            lines.append("output expected_output.npy")
+            if weights.size <= MAX_WEIGHTS_STORED:
+                np.save(os.path.join(d, "expected_attention_weights.npy"), np.asarray(weights, np.float64))
+                lines.append("attention_weights expected_attention_weights.npy")
+            with open(os.path.join(d, "case.txt"), "w") as f:
+                f.write("# written by tests/golden/make_golden.py; <role> <name> <file relative to this folder>\n")
+                f.write("\n".join(lines) + "\n")
+    print(f"wrote {sum(len(c) for c in CASES.values())} cases for {len(CASES)} variants into {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+// Comparison helpers shared by the tests.
+#pragma once
+
+#include <attnforge/interp/tensor.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnforge::testing {
+
+// max |a - b| over all elements; +inf if shapes differ or a NaN appears on one side only.
+inline double max_abs_diff(const interp::Tensor& a, const interp::Tensor& b) {
+    if (a.shape != b.shape) return std::numeric_limits<double>::infinity();
+    double m = 0;
+    for (std::size_t i = 0; i < a.data.size(); ++i) {
+        const double x = a.data[i], y = b.data[i];
+        if (x == y) continue;  // also equal infinities
+        if (std::isnan(x) != std::isnan(y) || std::isinf(x) || std::isinf(y)) return std::numeric_limits<double>::infinity();
+        m = std::max(m, std::abs(x - y));
+    }
+    return m;
+}
+
+inline double max_abs(const interp::Tensor& a) {
+    double m = 0;
+    for (double x : a.data) m = std::max(m, std::abs(x));
+    return m;
+}
+
+}  // namespace attnforge::testing
