@@ -39,8 +39,8 @@ constexpr auto cat(const Parts&... parts) {
     constexpr std::size_t total = (std::remove_cvref_t<decltype(detail::as_fixed(parts))>::length + ... + 0);
     fixed_string<total> out;
     std::size_t at = 0;
-    ([&](const auto& p) {
-        const auto f = detail::as_fixed(p);
+    ([&](const auto& part) {
+        const auto f = detail::as_fixed(part);
         for (std::size_t i = 0; i < f.length; ++i) out.chars[at++] = f.chars[i];
     }(parts), ...);
     out.chars[total] = '\0';

@@ -47,7 +47,7 @@ template <class Kind>
 std::vector<dim_spec> dims_of_kind() {
     using R = dim_spec::axis;
     auto fixed = [](long long n) { return dim_spec{R::fixed, {}, n}; };
-    auto seq = [](std::string_view s) { return dim_spec{R::sequence, std::string(s), 0}; };
+    auto seq = [](std::string_view name) { return dim_spec{R::sequence, std::string(name), 0}; };
     auto heads = [&](int h) { return h == runtime_heads ? dim_spec{R::heads, {}, 0} : fixed(h); };
     std::vector<dim_spec> d;
     if constexpr (requires { Kind::batched; }) {
