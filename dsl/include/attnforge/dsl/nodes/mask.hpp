@@ -56,10 +56,18 @@ constexpr auto predicate(Fn fn) {
 
 // Sliding-window (local) attention as a predicate: causal, and at most `window` keys back, as in
 // FlexAttention's sliding_window_causal (query i sees keys i-window .. i).
+// It is a predicate like any other for evaluators; its own type lets code generators see the band of
+// keys each query needs and skip key blocks outside it.
+template <class Expr>
+struct sliding_window_spec : predicate_spec<Expr> {
+    int window;
+    static constexpr auto label = fixed_string("sliding_window");
+};
 constexpr auto sliding_window(int window) {
-    return predicate([window](auto, auto, auto q_idx, auto kv_idx) {
+    auto p = predicate([window](auto, auto, auto q_idx, auto kv_idx) {
         return q_idx >= kv_idx && q_idx - kv_idx <= window;
     });
+    return sliding_window_spec<decltype(p.expr)>{{p.expr}, window};
 }
 
 template <class S, class Spec>

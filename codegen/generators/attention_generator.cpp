@@ -1,0 +1,200 @@
+// The one attnforge generator: lowers a built-in DSL variant to Halide and schedules it.
+//
+// GeneratorParams
+//   variant      the name of a graph in attnforge::dsl::builtin_variants
+//   result       "output" (the graph's output) or "attention_weights" (its softmax labelled
+//                "attention": (B, Hq, Lq, Lk))
+//   strategy, q_block, k_block, q_unroll, k_unroll, proj_rows, proj_cols, vector_width
+//                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
+//
+// Inputs and output are declared in configure() from the variant's signature: one buffer per input,
+// in the graph's input order, float32 for tensors and uint8 for masks; dimensions reversed from the
+// row-major shape (Halide's first dimension is the innermost).
+#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/schedules/schedule.hpp>
+
+#include <boost/hana/for_each.hpp>
+
+#include <Halide.h>
+
+namespace {
+
+using namespace Halide;
+namespace dsl = attnforge::dsl;
+namespace cg = attnforge::codegen;
+
+// Calls f(graph) for the built-in variant named `name`; throws if there is none.
+template <class F>
+void with_variant(const std::string& name, F f) {
+    bool found = false;
+    boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) {
+        if (!found && g.name.view() == name) {
+            found = true;
+            f(g);
+        }
+    });
+    if (!found) throw std::invalid_argument("attnforge generator: no built-in variant named '" + name + "'");
+}
+
+// Size estimates for the autoschedulers and the generated metadata: B = 1, lengths 1024, H = 8.
+Expr estimate_of(const dsl::dim_spec& dim) {
+    switch (dim.role) {
+        case dsl::dim_spec::axis::fixed: return static_cast<int>(dim.size);
+        case dsl::dim_spec::axis::batch: return 1;
+        case dsl::dim_spec::axis::heads: return 8;
+        default: return 1024;
+    }
+}
+
+Region estimates_of(const dsl::tensor_spec& spec) {
+    Region e;
+    for (auto d = spec.dims.rbegin(); d != spec.dims.rend(); ++d) e.emplace_back(0, estimate_of(*d));
+    return e;
+}
+
+bool batched(const dsl::tensor_spec& spec) {
+    return !spec.dims.empty() && spec.dims.front().role == dsl::dim_spec::axis::batch;
+}
+bool per_sequence(const dsl::tensor_spec& spec) {
+    for (const auto& d : spec.dims)
+        if (d.role == dsl::dim_spec::axis::sequence) return true;
+    return false;
+}
+
+// The row-major shape of the attention weights of a graph: (B, Hq, Lq, Lk).
+template <class Graph>
+dsl::tensor_spec weights_spec(const Graph& g) {
+    auto found = dsl::find_softmax<"attention">(g);
+    if constexpr (decltype(boost::hana::is_just(found))::value) {
+        using Kind = typename std::remove_cvref_t<decltype(found.value())>::kind;
+        return {"attention_weights", dsl::dims_of_kind<Kind>(), dsl::element_type::float32};
+    } else {
+        throw std::invalid_argument("attnforge generator: this variant has no softmax labelled 'attention'");
+    }
+}
+
+class AttentionGenerator : public Generator<AttentionGenerator> {
+public:
+    GeneratorParam<std::string> variant{"variant", ""};
+    GeneratorParam<std::string> output_kind{"result", "output"};
+    GeneratorParam<std::string> strategy{"strategy", "materialized"};
+    GeneratorParam<int> q_block{"q_block", 32};
+    GeneratorParam<int> k_block{"k_block", 128};
+    GeneratorParam<int> q_unroll{"q_unroll", 4};
+    GeneratorParam<int> k_unroll{"k_unroll", 2};
+    GeneratorParam<int> proj_rows{"proj_rows", 8};
+    GeneratorParam<int> proj_cols{"proj_cols", 2};
+    GeneratorParam<int> vector_width{"vector_width", 0};
+
+    void configure() {
+        with_variant(variant, [&](const auto& g) {
+            signature_ = dsl::signature(g);
+            output_spec_ = output_kind.value() == "output" ? signature_.output : weights_spec(g);
+        });
+        for (const auto& spec : signature_.inputs) {
+            const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8) : Float(32);
+            inputs_.push_back(add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
+        }
+        output_ = add_output<Buffer<>>(output_spec_.name, Float(32), static_cast<int>(output_spec_.dims.size()));
+    }
+
+    void generate() {
+        cg::LoweringContext ctx;
+        ctx.knobs = knobs();
+        bind_inputs(ctx);
+        with_variant(variant, [&](const auto& g) {
+            cg::Lowered result;
+            if (output_kind.value() == "output") {
+                result = cg::Lower::node(g.output, ctx);
+            } else {
+                auto found = dsl::find_softmax<"attention">(g);
+                if constexpr (decltype(boost::hana::is_just(found))::value) result = cg::Lower::node(found.value(), ctx);
+            }
+            define_output(result);
+        });
+        cg::apply_schedule(ctx.roles, output_->operator Func(), static_cast<int>(output_spec_.dims.size()),
+                           ctx.knobs, get_target());
+    }
+
+private:
+    cg::Knobs knobs() const {
+        cg::Knobs k;
+        k.strategy = cg::parse_strategy(strategy);
+        k.q_block = q_block;
+        k.k_block = k_block;
+        k.q_unroll = q_unroll;
+        k.k_unroll = k_unroll;
+        k.proj_rows = proj_rows;
+        k.proj_cols = proj_cols;
+        k.vector_width = vector_width;
+        return k;
+    }
+
+    // Wraps every input buffer in a Func with the lowering's index order, adding a batch index to
+    // unbatched activations, and learns the run-time sizes; sets every estimate.
+    void bind_inputs(cg::LoweringContext& ctx) {
+        for (std::size_t n = 0; n < inputs_.size(); ++n) {
+            const dsl::tensor_spec& spec = signature_.inputs[n];
+            GeneratorInput<Buffer<>>& in = *inputs_[n];
+            const int rank = static_cast<int>(spec.dims.size());
+            std::vector<Expr> extents;
+            for (int d = 0; d < rank; ++d) extents.push_back(in.dim(d).extent());  // innermost first
+            in.set_estimates(estimates_of(spec));
+            constrain_static_extents(in, spec);
+            // Run-time sizes by role.
+            for (int d = 0; d < rank; ++d) {
+                const auto& dim = spec.dims[static_cast<std::size_t>(d)];
+                const Expr extent = in.dim(rank - 1 - d).extent();
+                if (dim.role == dsl::dim_spec::axis::batch && !ctx.batch.defined()) ctx.batch = extent;
+                if (dim.role == dsl::dim_spec::axis::heads && !ctx.runtime_heads.defined()) ctx.runtime_heads = extent;
+                if (dim.role == dsl::dim_spec::axis::sequence) ctx.sequence_length.try_emplace(dim.sequence, extent);
+            }
+            Func f(spec.name + "_in");
+            std::vector<Var> vars;
+            for (int d = 0; d < rank; ++d) vars.emplace_back("d" + std::to_string(d));
+            if (!batched(spec) && per_sequence(spec)) {
+                Var b("b");
+                std::vector<Var> with_batch = vars;
+                with_batch.push_back(b);
+                f(with_batch) = in(vars);
+                extents.push_back(Expr(1));
+            } else {
+                f(vars) = in(vars);
+            }
+            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents});
+        }
+    }
+
+    // Static sizes (widths, static head counts) become constants of the pipeline: the buffers must
+    // have them (checked by the generated code), and the schedule can unroll over them.
+    template <class B>
+    static void constrain_static_extents(B& buffer, const dsl::tensor_spec& spec) {
+        const int rank = static_cast<int>(spec.dims.size());
+        for (int d = 0; d < rank; ++d) {
+            const auto& dim = spec.dims[static_cast<std::size_t>(d)];
+            if (dim.role == dsl::dim_spec::axis::fixed) buffer.dim(rank - 1 - d).set_bounds(0, static_cast<int>(dim.size));
+        }
+    }
+
+    // output(...) = result(...), dropping the batch index of unbatched graphs.
+    void define_output(const cg::Lowered& result) {
+        const int rank = static_cast<int>(output_spec_.dims.size());
+        std::vector<Var> vars;
+        for (int d = 0; d < rank; ++d) vars.emplace_back("o" + std::to_string(d));
+        std::vector<Expr> args(vars.begin(), vars.end());
+        if (!batched(output_spec_)) args.push_back(0);
+        Func f = *output_;
+        f(vars) = result.func(args);
+        output_->set_estimates(estimates_of(output_spec_));
+        constrain_static_extents(*output_, output_spec_);
+    }
+
+    dsl::graph_signature signature_;
+    dsl::tensor_spec output_spec_;
+    std::vector<GeneratorInput<Buffer<>>*> inputs_;
+    GeneratorOutput<Buffer<>>* output_ = nullptr;
+};
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(AttentionGenerator, attnforge_attention)

@@ -1,0 +1,64 @@
+// The Halide backend of DSL expressions (predicates and score modifiers): evaluates a captured
+// expression tree into a Halide::Expr. Indices stay 32-bit integers while only integers meet, so
+// that masks compare integers exactly; any real operand turns the operation into float32; `/` is
+// always real division, as in the interpreter.
+#pragma once
+
+#include <attnforge/dsl/expr.hpp>
+
+#include <Halide.h>
+
+#include <cmath>
+
+namespace attnforge::codegen {
+
+struct HalideBackend {
+    Halide::Expr constant(double v) const {
+        if (v == std::floor(v) && std::abs(v) < 1 << 30) return Halide::Expr(static_cast<int>(v));
+        return Halide::Expr(static_cast<float>(v));
+    }
+
+    template <class Op, class... A>
+    Halide::Expr call(Op, A... a) const {
+        namespace op = dsl::ex::op;
+        using Halide::Expr;
+        const Expr x[] = {a...};
+        auto real = [](const Expr& e) { return e.type().is_float() ? e : Halide::cast<float>(e); };
+        // Binary arithmetic: integers if both are integers, else float32.
+        auto both = [&](auto f) {
+            if (x[0].type().is_int() && x[1].type().is_int()) return f(x[0], x[1]);
+            return f(real(x[0]), real(x[1]));
+        };
+        if constexpr (std::is_same_v<Op, op::add>) return both([](Expr l, Expr r) { return l + r; });
+        else if constexpr (std::is_same_v<Op, op::sub>) return both([](Expr l, Expr r) { return l - r; });
+        else if constexpr (std::is_same_v<Op, op::mul>) return both([](Expr l, Expr r) { return l * r; });
+        else if constexpr (std::is_same_v<Op, op::div>) return real(x[0]) / real(x[1]);
+        else if constexpr (std::is_same_v<Op, op::neg>) return -x[0];
+        else if constexpr (std::is_same_v<Op, op::lt>) return both([](Expr l, Expr r) { return l < r; });
+        else if constexpr (std::is_same_v<Op, op::le>) return both([](Expr l, Expr r) { return l <= r; });
+        else if constexpr (std::is_same_v<Op, op::gt>) return both([](Expr l, Expr r) { return l > r; });
+        else if constexpr (std::is_same_v<Op, op::ge>) return both([](Expr l, Expr r) { return l >= r; });
+        else if constexpr (std::is_same_v<Op, op::eq>) return both([](Expr l, Expr r) { return l == r; });
+        else if constexpr (std::is_same_v<Op, op::ne>) return both([](Expr l, Expr r) { return l != r; });
+        else if constexpr (std::is_same_v<Op, op::logical_and>) return x[0] && x[1];
+        else if constexpr (std::is_same_v<Op, op::logical_or>) return x[0] || x[1];
+        else if constexpr (std::is_same_v<Op, op::logical_not>) return !x[0];
+        else if constexpr (std::is_same_v<Op, op::abs>) return x[0].type().is_int() ? Halide::cast<int>(Halide::abs(x[0])) : Halide::abs(x[0]);
+        else if constexpr (std::is_same_v<Op, op::min>) return both([](Expr l, Expr r) { return Halide::min(l, r); });
+        else if constexpr (std::is_same_v<Op, op::max>) return both([](Expr l, Expr r) { return Halide::max(l, r); });
+        else if constexpr (std::is_same_v<Op, op::tanh>) return Halide::tanh(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::exp>) return Halide::exp(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::exp2>) return Halide::pow(2.0f, real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::log>) return Halide::log(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::floor>) return Halide::floor(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::select>) return Halide::select(x[0], real(x[1]), real(x[2]));
+        else static_assert(sizeof(Op) == 0, "HalideBackend: an expression operation has no lowering here");
+    }
+};
+
+// The placeholders, as Halide values.
+struct HalideEnv {
+    Halide::Expr score, b, h, q_idx, kv_idx;
+};
+
+}  // namespace attnforge::codegen

@@ -1,0 +1,187 @@
+// score, softmax and weighted_sum. weighted_sum(softmax(S), V) is lowered as (Σ_k exp(S - m) · V) / z,
+// the same value as P · V with P = exp(S - m) / z, so that no normalized P is ever materialized and a
+// strategy can stream over keys. Fully masked rows (m = -inf, z = 0) give zero rows, never NaN.
+#pragma once
+
+#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/masks.hpp>
+
+namespace attnforge::codegen {
+
+namespace detail {
+
+// The band of keys a chain of masks leaves to each query, known at generation time.
+struct KeyBand {
+    bool causal = false;  // keys <= q
+    int window = -1;      // keys >= q - window (with causal)
+};
+
+template <class S>
+constexpr KeyBand key_band(const S&) { return {}; }
+template <class S, class Spec>
+constexpr KeyBand key_band(const dsl::mask_node<S, Spec>& n) {
+    KeyBand band = key_band(n.scores);
+    if constexpr (std::is_same_v<Spec, dsl::causal_mask>) {
+        band.causal = true;
+    } else if constexpr (requires { n.spec.window; }) {
+        band.causal = true;
+        band.window = band.window < 0 ? n.spec.window : std::min(band.window, n.spec.window);
+    }
+    return band;
+}
+template <class S, class E>
+constexpr KeyBand key_band(const dsl::modify_node<S, E>& n) { return key_band(n.scores); }
+
+// Online softmax over key blocks (the streaming strategy). Each block is normalized by its own max,
+// then merged into the running state: m' = max(m, m_b), l' = l·e^(m-m') + l_b·e^(m_b-m'),
+// acc' = acc·e^(m-m') + acc_b·e^(m_b-m'); the output is acc / l (0 when l = 0: every key masked).
+// Queries are tiled in the algorithm itself (q = qt·q_block + qi), so that the key blocks a tile
+// needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
+// exactly: blocks wholly outside the band are never visited.
+inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v, int group, LoweringContext& ctx,
+                                          const std::string& name) {
+    using Halide::Expr;
+    const int Kb = ctx.knobs.k_block, Qb = ctx.knobs.q_block;
+    const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
+    Halide::Var kk("kk"), qi("qi"), qt("qt"), h("h"), b("b"), e("e"), kb("kb"), q("q");
+    const Expr key = kb * Kb + kk, query = qt * Qb + qi;
+    const Expr inf = minus_infinity();
+    Halide::Func block_scores(name + "_block_scores");
+    block_scores(kk, qi, qt, h, b, kb) =
+        Halide::select(key < Lk, core.scores(Halide::min(key, Lk - 1), Halide::min(query, Lq - 1), h, b), inf);
+
+    Halide::RDom rk(0, Kb, "rk");
+    core.block_max = Halide::Func(name + "_block_max");
+    core.block_max(qi, qt, h, b, kb) = inf;
+    core.block_max(qi, qt, h, b, kb) = Halide::max(core.block_max(qi, qt, h, b, kb), block_scores(rk, qi, qt, h, b, kb));
+    const Expr block_max = core.block_max(qi, qt, h, b, kb);
+    core.block_exps = Halide::Func(name + "_block_exps");
+    core.block_exps(kk, qi, qt, h, b, kb) =
+        Halide::exp(block_scores(kk, qi, qt, h, b, kb) - Halide::select(block_max == inf, 0.0f, block_max));
+    core.block_sum = Halide::Func(name + "_block_sum");
+    core.block_sum(qi, qt, h, b, kb) = 0.0f;
+    core.block_sum(qi, qt, h, b, kb) += core.block_exps(rk, qi, qt, h, b, kb);
+    core.block_weighted = Halide::Func(name + "_block_weighted");
+    core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
+    core.block_weighted(e, qi, qt, h, b, kb) +=
+        core.block_exps(rk, qi, qt, h, b, kb) * v.func(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
+
+    // The merge over blocks, restricted to the blocks the tile's key band reaches.
+    Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
+    if (core.causal_like) rb.where(rb * Kb <= qt * Qb + (Qb - 1));
+    if (core.key_begin_offset.defined()) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + core.key_begin_offset);
+    core.state = Halide::Func(name + "_state");
+    core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
+    const Expr m_old = core.state(e, qi, qt, h, b)[0];
+    const Expr m_block = core.block_max(qi, qt, h, b, rb);
+    const Expr m_new = Halide::max(m_old, m_block);
+    const Expr keep_old = Halide::select(m_old == inf, 0.0f, Halide::exp(m_old - m_new));
+    const Expr take_block = Halide::select(m_block == inf, 0.0f, Halide::exp(m_block - m_new));
+    core.state(e, qi, qt, h, b) = Halide::Tuple(
+        m_new, core.state(e, qi, qt, h, b)[1] * keep_old + core.block_sum(qi, qt, h, b, rb) * take_block,
+        core.state(e, qi, qt, h, b)[2] * keep_old + core.block_weighted(e, qi, qt, h, b, rb) * take_block);
+
+    Halide::Func out(name);
+    const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];
+    out(e, q, h, b) = Halide::select(l > 0.0f, core.state(e, q % Qb, q / Qb, h, b)[2] / l, 0.0f);
+    core.streamed = true;
+    return out;
+}
+
+}  // namespace detail
+
+template <class Q, class K>
+Lowered Lower::node(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
+    const Lowered q = node(n.q, ctx), k = node(n.k, ctx);
+    constexpr int Hq = Q::kind::heads, Hkv = K::kind::heads;
+    constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
+    const std::string name = ctx.name("score");
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::RDom e(0, Q::kind::head_width, "e");
+    Halide::Func sum(name + "_sum"), f(name);
+    sum(kv, qi, h, b) = 0.0f;
+    sum(kv, qi, h, b) += q.func(e, qi, h, b) * k.func(e, kv, h / group, b);
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale());
+    ctx.roles.score_products.push_back({f, sum, k.func});
+    // extents: (Lk, Lq, Hq, B)
+    return {f, {k.extents[1], q.extents[1], q.extents[2], q.extents[3]}};
+}
+
+template <class S, dsl::fixed_string Label>
+AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
+    const Lowered s = node(n.scores, ctx);
+    AttentionCore core;
+    const std::string name = ctx.name("softmax");
+    Halide::Var k("k"), q("q"), h("h"), b("b");
+    Halide::RDom r(0, s.extents[0], "r");
+    core.scores = s.func;
+    core.score_extents = s.extents;
+    // The chain of masks and modifiers above holds exactly one score node, the last one lowered.
+    core.dot = ctx.roles.score_products.back();
+    core.row_max = Halide::Func(name + "_row_max");
+    core.exps = Halide::Func(name + "_exps");
+    core.row_sum = Halide::Func(name + "_row_sum");
+    core.row_max(q, h, b) = minus_infinity();
+    core.row_max(q, h, b) = Halide::max(core.row_max(q, h, b), s.func(r, q, h, b));
+    // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
+    // (Halide::exp(-inf) is 0; fast_exp is not used because fast_exp(-inf) is NaN).
+    const Halide::Expr shift = Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b));
+    core.exps(k, q, h, b) = Halide::exp(s.func(k, q, h, b) - shift);
+    core.row_sum(q, h, b) = 0.0f;
+    core.row_sum(q, h, b) += core.exps(r, q, h, b);
+    const auto band = detail::key_band(n.scores);
+    core.causal_like = band.causal;
+    if (band.window >= 0) core.key_begin_offset = Halide::Expr(-band.window);
+    return core;
+}
+
+template <class S, dsl::fixed_string Label>
+Lowered Lower::node(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
+    AttentionCore core = softmax_core(n, ctx);
+    Halide::Var k("k"), q("q"), h("h"), b("b");
+    core.probabilities = Halide::Func(ctx.name("probabilities"));
+    core.probabilities(k, q, h, b) =
+        Halide::select(core.row_sum(q, h, b) > 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b), 0.0f);
+    core.output = core.probabilities;
+    ctx.roles.cores.push_back(core);
+    return {core.probabilities, core.score_extents};
+}
+
+template <class P, class V>
+Lowered Lower::node(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx) {
+    const Lowered v = node(n.v, ctx);
+    constexpr int Hq = P::kind::heads, Hkv = V::kind::heads;
+    constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
+    const std::string name = ctx.name("weighted_sum");
+    Halide::Var e("e"), q("q"), h("h"), b("b");
+    Halide::Func acc(name + "_sum"), out(name);
+    std::vector<Halide::Expr> p_extents;  // (Lk, Lq, H, B)
+    if constexpr (requires { n.probabilities.scores; }) {  // P is a softmax: normalize after the sum
+        AttentionCore core = softmax_core(n.probabilities, ctx);
+        p_extents = core.score_extents;
+        core.head_width = V::kind::head_width;
+        if (ctx.knobs.strategy == Strategy::streaming) {
+            out = detail::streamed_weighted_sum(core, v, group, ctx, name);
+        } else {
+            Halide::RDom r(0, p_extents[0], "r");
+            acc(e, q, h, b) = 0.0f;
+            acc(e, q, h, b) += core.exps(r, q, h, b) * v.func(e, r, h / group, b);
+            const Halide::Expr z = core.row_sum(q, h, b);
+            out(e, q, h, b) = Halide::select(z > 0.0f, acc(e, q, h, b) / z, 0.0f);
+            core.weighted = acc;
+        }
+        core.output = out;
+        ctx.roles.cores.push_back(core);
+    } else {  // any other probabilities tensor: P · V as written
+        const Lowered p = node(n.probabilities, ctx);
+        p_extents = p.extents;
+        Halide::RDom r(0, p_extents[0], "r");
+        acc(e, q, h, b) = 0.0f;
+        acc(e, q, h, b) += p.func(r, q, h, b) * v.func(e, r, h / group, b);
+        out(e, q, h, b) = acc(e, q, h, b);
+        ctx.roles.projections.emplace_back(out, acc);
+    }
+    return {out, {Halide::Expr(V::kind::head_width), p_extents[1], p_extents[2], p_extents[3]}};
+}
+
+}  // namespace attnforge::codegen

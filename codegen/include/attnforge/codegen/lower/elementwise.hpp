@@ -1,0 +1,56 @@
+// layer_norm, add, positional_encoding.
+#pragma once
+
+#include <attnforge/codegen/lower.hpp>
+
+#include <cmath>
+
+namespace attnforge::codegen {
+
+template <class X, class G, class Bt>
+Lowered Lower::node(const dsl::layer_norm_node<X, G, Bt>& n, LoweringContext& ctx) {
+    const Lowered x = node(n.x, ctx), gamma = node(n.gamma, ctx), beta = node(n.beta, ctx);
+    constexpr int D = X::kind::width;
+    const std::string name = ctx.name("layer_norm");
+    Halide::Var d("d"), l("l"), b("b");
+    Halide::RDom r(0, D, "r");
+    Halide::Func mean(name + "_mean"), var(name + "_var"), y(name);
+    // Two passes (mean, then the biased variance of the centred values), as the interpreter does.
+    mean(l, b) = 0.0f;
+    mean(l, b) += x.func(r, l, b);
+    mean(l, b) = mean(l, b) / D;
+    var(l, b) = 0.0f;
+    var(l, b) += Halide::pow(x.func(r, l, b) - mean(l, b), 2);
+    var(l, b) = var(l, b) / D;
+    y(d, l, b) = (x.func(d, l, b) - mean(l, b)) / Halide::sqrt(var(l, b) + static_cast<float>(n.eps)) *
+                     gamma.func(d) + beta.func(d);
+    ctx.roles.row_operations.insert(ctx.roles.row_operations.end(), {mean, var, y});
+    return {y, x.extents};
+}
+
+template <class A, class B>
+Lowered Lower::node(const dsl::add_node<A, B>& n, LoweringContext& ctx) {
+    const Lowered a = node(n.a, ctx), c = node(n.b, ctx);
+    Halide::Var d("d"), l("l"), b("b");
+    Halide::Func f(ctx.name("add"));
+    f(d, l, b) = a.func(d, l, b) + c.func(d, l, b);
+    return {f, a.extents};
+}
+
+template <class X>
+Lowered Lower::node(const dsl::positional_encoding_node<X>& n, LoweringContext& ctx) {
+    const Lowered x = node(n.x, ctx);
+    constexpr int D = X::kind::width;
+    const std::string name = ctx.name("positional_encoding");
+    Halide::Var d("d"), l("l"), b("b");
+    // The table is computed in float64: at positions of 10^4 a float32 angle is already off by ~1e-3.
+    Halide::Func table(name + "_table"), f(name);
+    const Halide::Expr pair_start = Halide::cast<double>(d - d % 2);
+    const Halide::Expr angle = Halide::cast<double>(l) * Halide::exp(pair_start * Halide::Internal::make_const(Halide::Float(64), -std::log(10000.0) / D));
+    table(d, l) = Halide::cast<float>(Halide::select(d % 2 == 0, Halide::sin(angle), Halide::cos(angle)));
+    f(d, l, b) = x.func(d, l, b) + table(d, l);
+    ctx.roles.tables.push_back(table);
+    return {f, x.extents};
+}
+
+}  // namespace attnforge::codegen

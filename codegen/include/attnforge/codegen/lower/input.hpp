@@ -1,0 +1,13 @@
+// Inputs are bound by the generator (ctx.inputs); lowering one is a look-up.
+#pragma once
+
+#include <attnforge/codegen/lower.hpp>
+
+namespace attnforge::codegen {
+
+template <dsl::fixed_string Name, class Kind>
+Lowered Lower::node(const dsl::input_node<Name, Kind>&, LoweringContext& ctx) {
+    return ctx.inputs.find(Name.view())->second;
+}
+
+}  // namespace attnforge::codegen

@@ -1,0 +1,28 @@
+// linear: y(o, l, b) = Σ_i x(i, l, b) · w(o, i) (+ bias(o)). The reduction is its own Func so that a
+// schedule can compute it register-blocked inside tiles of the output.
+#pragma once
+
+#include <attnforge/codegen/lower.hpp>
+
+namespace attnforge::codegen {
+
+template <class X, class W, class Bias>
+Lowered Lower::node(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx) {
+    const Lowered x = node(n.x, ctx), w = node(n.w, ctx);
+    const std::string name = ctx.name("linear");
+    Halide::Var o("o"), l("l"), b("b");
+    Halide::RDom i(0, X::kind::width, "i");
+    Halide::Func sum(name + "_sum"), y(name);
+    sum(o, l, b) = 0.0f;
+    sum(o, l, b) += x.func(i, l, b) * w.func(o, i);
+    if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
+        const Lowered bias = node(n.bias, ctx);
+        y(o, l, b) = sum(o, l, b) + bias.func(o);
+    } else {
+        y(o, l, b) = sum(o, l, b);
+    }
+    ctx.roles.projections.emplace_back(y, sum);
+    return {y, {Halide::Expr(W::kind::out_width), x.extents[1], x.extents[2]}};
+}
+
+}  // namespace attnforge::codegen

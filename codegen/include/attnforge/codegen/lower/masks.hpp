@@ -1,0 +1,44 @@
+// mask and modify: masked scores are -inf and stay -inf through any modifier (CONTRACT §1, README).
+#pragma once
+
+#include <attnforge/codegen/halide_backend.hpp>
+#include <attnforge/codegen/lower.hpp>
+
+#include <limits>
+
+namespace attnforge::codegen {
+
+inline Halide::Expr minus_infinity() { return Halide::Expr(-std::numeric_limits<float>::infinity()); }
+
+template <class S, class Spec>
+Lowered Lower::node(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
+    const Lowered s = node(n.scores, ctx);
+    Halide::Var k("k"), q("q"), h("h"), b("b");
+    Halide::Expr keep;
+    if constexpr (std::is_same_v<Spec, dsl::causal_mask>) {
+        keep = k <= q;  // top-left aligned
+    } else if constexpr (requires { n.spec.expr; }) {
+        keep = dsl::ex::evaluate(n.spec.expr, HalideEnv{Halide::Expr(), b, h, q, k}, HalideBackend{});
+    } else if constexpr (std::is_same_v<Spec, dsl::key_padding_spec<decltype(n.spec.mask)>>) {
+        keep = node(n.spec.mask, ctx).func(k, b) == 0;  // true = padded
+    } else {
+        keep = node(n.spec.mask, ctx).func(k, q, b) != 0;
+    }
+    Halide::Func f(ctx.name("mask"));
+    f(k, q, h, b) = Halide::select(keep, s.func(k, q, h, b), minus_infinity());
+    return {f, s.extents};
+}
+
+template <class S, class E>
+Lowered Lower::node(const dsl::modify_node<S, E>& n, LoweringContext& ctx) {
+    const Lowered s = node(n.scores, ctx);
+    Halide::Var k("k"), q("q"), h("h"), b("b");
+    const Halide::Expr score = s.func(k, q, h, b);
+    Halide::Expr modified = dsl::ex::evaluate(n.expr, HalideEnv{score, b, h, q, k}, HalideBackend{});
+    if (!modified.type().is_float()) modified = Halide::cast<float>(modified);
+    Halide::Func f(ctx.name("modify"));
+    f(k, q, h, b) = Halide::select(score == minus_infinity(), score, modified);
+    return {f, s.extents};
+}
+
+}  // namespace attnforge::codegen

@@ -1,0 +1,81 @@
+// Lowering: a DSL graph becomes Halide Funcs, one lowering per node kind (lower/*.hpp). The lowering
+// writes the ALGORITHM only; it records which Func plays which role (projection, attention core,
+// row operation) so that a schedule strategy (schedules/*.hpp) can schedule by role, apart from it.
+//
+// Index order: Halide Funcs take their innermost (contiguous) index first, so a row-major tensor
+// (B, L, D) is the Func f(d, l, b), (B, H, L, E) is f(e, l, h, b) and scores (B, H, Lq, Lk) are
+// f(k, q, h, b). Every Func here carries its batch index, as in the interpreter (unbatched graphs run
+// with B = 1). Func names are stable: the node kind plus its position in a depth-first walk.
+#pragma once
+
+#include <attnforge/codegen/schedules/knobs.hpp>
+
+#include <Halide.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnforge::codegen {
+
+// A lowered tensor: its Func and the extents of its dimensions, innermost first.
+struct Lowered {
+    Halide::Func func;
+    std::vector<Halide::Expr> extents;
+};
+
+// score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
+struct ScoreProduct {
+    Halide::Func scaled, sum, keys;
+};
+
+// softmax(S) · V, the part a strategy fuses or materializes.
+struct AttentionCore {
+    Halide::Func scores;       // s(k, q, h, b): masked and modified scores, pure (inlined by default)
+    ScoreProduct dot;          // dot(k, q, h, b) = scale · Σ_e Q·K, the score matrix product
+    Halide::Func row_max;      // m(q, h, b)
+    Halide::Func exps;         // exp(s - m)(k, q, h, b)
+    Halide::Func row_sum;      // z(q, h, b)
+    Halide::Func weighted;     // Σ_k exps · V, (e, q, h, b), a reduction
+    Halide::Func output;       // weighted / z, 0 for fully masked rows
+    Halide::Func probabilities;  // exps / z, only when the weights are the graph's output
+    // streaming only: per key block kb of k_block keys, over query tiles of q_block rows
+    //   block_scores(kk, qi, qt, h, b, kb), block_max, block_exps, block_sum (qi, qt, h, b, kb),
+    //   block_weighted (e, qi, qt, h, b, kb), and the running state (e, qi, qt, h, b) = (max, sum, acc)
+    Halide::Func block_max, block_exps, block_sum, block_weighted, state;
+    bool streamed = false;
+    std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
+    int head_width = 0;        // E of V
+    // Key range known at generation time for causal and sliding-window masks: query q needs keys
+    // [key_begin(q), key_end(q)); undefined Exprs mean every key.
+    Halide::Expr key_begin_offset;  // key_begin(q) = max(0, q + offset)
+    bool causal_like = false;       // key_end(q) = q + 1
+};
+
+struct Roles {
+    std::vector<std::pair<Halide::Func, Halide::Func>> projections;     // (output, its reduction): linear
+    std::vector<ScoreProduct> score_products;
+    std::vector<AttentionCore> cores;
+    std::vector<Halide::Func> row_operations;  // layer_norm outputs and their statistics
+    std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
+    std::vector<Halide::Func> boundaries;      // materialized reshapes (merge_heads)
+};
+
+class LoweringContext {
+public:
+    std::map<std::string, Lowered, std::less<>> inputs;               // by input name
+    std::map<std::string, Halide::Expr, std::less<>> sequence_length;  // by sequence tag
+    Halide::Expr batch;
+    Halide::Expr runtime_heads;
+    Knobs knobs;  // the strategy picks the lowering of weighted_sum(softmax(S), V)
+    Roles roles;
+    // The node whose softmax weights are the output (the "weights" companion kernels), if any.
+    std::string weights_output_label;
+
+    std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }
+
+private:
+    int next_id_ = 0;
+};
+
+}  // namespace attnforge::codegen

@@ -1,0 +1,42 @@
+// Schedule knobs: every tunable choice of the schedule library, with its range. The generator exposes
+// each as a GeneratorParam of the same name; generated/kernels.list and tuning records set them.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace attnforge::codegen {
+
+enum class Strategy {
+    // A tile of scores per (batch, head, query block): all Lk scores of q_block queries, their max,
+    // exps and sum, then exps · V. Memory per thread O(q_block · Lk).
+    materialized,
+    // Online softmax over key blocks of k_block keys: per block its scores, block max, exps and
+    // exps · V, merged into a running (max, sum, accumulator). Never holds more than q_block ·
+    // k_block scores: memory per thread O(q_block · (k_block + E)).
+    streaming,
+    // No schedule at all: Halide's defaults (reductions computed at root, the rest inlined). The
+    // algorithm alone, for autoschedulers (which must start from an unscheduled pipeline) and as a
+    // reference point for the schedules.
+    unscheduled,
+};
+
+inline Strategy parse_strategy(const std::string& s) {
+    if (s == "materialized") return Strategy::materialized;
+    if (s == "streaming") return Strategy::streaming;
+    if (s == "unscheduled") return Strategy::unscheduled;
+    throw std::invalid_argument("unknown schedule strategy '" + s + "' (expected materialized, streaming or unscheduled)");
+}
+
+struct Knobs {
+    Strategy strategy = Strategy::materialized;
+    int q_block = 32;         // queries per parallel task [4, 256], multiple of q_unroll
+    int k_block = 128;        // keys per streamed block [16, 1024] (streaming only)
+    int q_unroll = 4;         // query rows per register tile of S and of P·V [1, 8]
+    int k_unroll = 2;         // key vectors per register tile of S [1, 4]
+    int proj_rows = 8;        // rows per register tile of a projection [1, 12]
+    int proj_cols = 2;        // output vectors per register tile of a projection [1, 4]
+    int vector_width = 0;     // lanes; 0 = the target's natural float32 width (16 on AVX-512, 8 on AVX2)
+};
+
+}  // namespace attnforge::codegen

@@ -1,0 +1,167 @@
+#include <attnforge/codegen/schedules/schedule.hpp>
+
+namespace attnforge::codegen {
+
+namespace {
+
+using Halide::Func;
+using Halide::RVar;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
+// A register tile of proj_rows rows × proj_cols vectors accumulates over all of i, then is stored.
+void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
+    const std::vector<Var> a = out.args();
+    if (a.size() != 3) {  // a P·V of a non-softmax P: (e, q, h, b)
+        out.compute_root().parallel(a.back()).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+        sum.compute_at(out, a[1]).vectorize(sum.args()[0], lanes, TailStrategy::GuardWithIf);
+        return;
+    }
+    const Var o = a[0], l = a[1], b = a[2];
+    Var oo("oo"), oi("oi"), lo("lo"), li("li"), t("t");
+    const int cols = k.proj_cols * lanes;
+    out.compute_root()
+        .tile(o, l, oo, lo, oi, li, cols, k.proj_rows, TailStrategy::GuardWithIf)
+        .reorder(oi, li, oo, lo, b)
+        .fuse(lo, b, t)
+        .parallel(t)
+        .vectorize(oi, lanes, TailStrategy::GuardWithIf);
+    sum.compute_at(out, oo)
+        .vectorize(sum.args()[0], lanes, TailStrategy::GuardWithIf)
+        .unroll(sum.args()[1], k.proj_rows, TailStrategy::GuardWithIf);
+    const std::vector<Var> s = sum.args();
+    const RVar i = sum.rvars(0).at(0);
+    Var so("so"), si("si");
+    sum.update()
+        .split(s[0], so, si, lanes, TailStrategy::GuardWithIf)
+        .reorder(si, so, s[1], i)
+        .vectorize(si)
+        .unroll(so)
+        .unroll(s[1], k.proj_rows, TailStrategy::GuardWithIf);
+}
+
+// K is read along keys by the score product: give it a copy, per head and query block, stored with
+// the key index innermost, so that a vector of scores reads a vector of K.
+void transpose_keys(AttentionCore core, const Halide::LoopLevel& level) {
+    Func keys = core.dot.keys.in(core.dot.sum);
+    const std::vector<Var> a = keys.args();  // (e, l, h, b)
+    keys.compute_at(level).reorder_storage(a[1], a[0], a[2], a[3]).reorder(a[1], a[0]);
+}
+
+// S = scale · Q·Kᵀ inside a query block: register tiles of k_unroll vectors of keys × q_unroll queries.
+void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, const Knobs& k, int lanes) {
+    Func dot = core.dot.scaled, sum = core.dot.sum;
+    const std::vector<Var> d = dot.args();  // (k, q, h, b)
+    Var ko("ko"), ki("ki"), qo("qo"), qi("qi");
+    dot.compute_at(level)
+        .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::GuardWithIf)
+        .vectorize(ki, lanes)
+        .unroll(qi);
+    sum.compute_at(dot, ko);
+    const std::vector<Var> s = sum.args();
+    sum.vectorize(s[0], lanes, TailStrategy::GuardWithIf);
+    const RVar e = sum.rvars(0).at(0);
+    Var so("so"), si("si");
+    sum.update()
+        .split(s[0], so, si, lanes, TailStrategy::GuardWithIf)
+        .reorder(si, so, s[1], e)
+        .vectorize(si)
+        .unroll(so, k.k_unroll, TailStrategy::GuardWithIf)
+        .unroll(s[1], k.q_unroll, TailStrategy::GuardWithIf);
+    transpose_keys(core, level);
+}
+
+void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
+    Func out = core.output;
+    const std::vector<Var> a = out.args();  // (e or k, q, h, b)
+    Var qo("qo"), qi("qi"), t("t");
+    out.compute_root()
+        .split(a[1], qo, qi, k.q_block, TailStrategy::GuardWithIf)
+        .reorder(a[0], qi, qo, a[2], a[3])
+        .fuse(qo, a[2], t)
+        .fuse(t, a[3], t)
+        .parallel(t)
+        .vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+    schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
+    core.row_max.compute_at(out, t);
+    core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::GuardWithIf);
+    core.row_sum.compute_at(out, t);
+    if (core.weighted.defined()) {
+        // P·V register tiles: q_unroll rows × all of E, accumulated over every key.
+        Func acc = core.weighted;
+        const std::vector<Var> w = acc.args();
+        Var wo("wo"), wi("wi");
+        out.split(qi, wo, wi, k.q_unroll, TailStrategy::GuardWithIf).unroll(wi);
+        acc.compute_at(out, wo).vectorize(w[0], lanes, TailStrategy::GuardWithIf);
+        const RVar r = acc.rvars(0).at(0);
+        Var eo("eo"), ei("ei");
+        acc.update()
+            .split(w[0], eo, ei, lanes, TailStrategy::GuardWithIf)
+            .reorder(ei, eo, w[1], r)
+            .vectorize(ei)
+            .unroll(eo)
+            .unroll(w[1], k.q_unroll, TailStrategy::GuardWithIf);
+    }
+}
+
+void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
+    Func out = core.output;
+    const std::vector<Var> a = out.args();  // (e, q, h, b)
+    Var qo("qo"), qi("qi"), t("t");
+    // The output's query split matches the algorithm's query tiles exactly.
+    out.compute_root()
+        .split(a[1], qo, qi, k.q_block, TailStrategy::GuardWithIf)
+        .reorder(a[0], qi, qo, a[2], a[3])
+        .fuse(qo, a[2], t)
+        .fuse(t, a[3], t)
+        .parallel(t)
+        .vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+    Func state = core.state;
+    const std::vector<Var> s = state.args();  // (e, qi, qt, h, b)
+    state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::GuardWithIf);
+    const RVar rb = state.rvars(0).at(0);
+    state.update().reorder(s[0], s[1], rb).vectorize(s[0], lanes, TailStrategy::GuardWithIf);
+
+    // Everything of one key block is computed inside the block loop.
+    schedule_score_product(core, Halide::LoopLevel(state, rb), k, lanes);
+    core.block_max.compute_at(state, rb);
+    core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::GuardWithIf);
+    core.block_sum.compute_at(state, rb);
+    Func acc = core.block_weighted;
+    const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
+    acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::GuardWithIf);
+    const RVar r = acc.rvars(0).at(0);
+    Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
+    acc.update()
+        .split(w[0], eo, ei, lanes, TailStrategy::GuardWithIf)
+        .split(w[1], qg, qu, k.q_unroll, TailStrategy::GuardWithIf)
+        .reorder(ei, eo, qu, r, qg)
+        .vectorize(ei)
+        .unroll(eo)
+        .unroll(qu);
+}
+
+}  // namespace
+
+void apply_schedule(const Roles& roles, Func output, int output_dimensions, const Knobs& knobs,
+                    const Halide::Target& target) {
+    if (knobs.strategy == Strategy::unscheduled) return;
+    const int lanes = knobs.vector_width > 0 ? knobs.vector_width : target.natural_vector_size<float>();
+    for (auto [out, sum] : roles.projections) schedule_matrix_product(out, sum, knobs, lanes);
+    for (AttentionCore core : roles.cores) {
+        if (core.streamed) schedule_streaming_core(core, knobs, lanes);
+        else schedule_materialized_core(core, knobs, lanes);
+    }
+    for (Func f : roles.row_operations) {
+        f.compute_root().parallel(f.args().back());
+        if (f.args().size() == 3) f.vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+    }
+    for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
+    // The output: a copy of the last role's result, parallel over its outermost dimension.
+    const std::vector<Var> o = output.args();
+    output.compute_root().vectorize(o[0], lanes, TailStrategy::GuardWithIf);
+    if (output_dimensions > 1) output.parallel(o.back());
+}
+
+}  // namespace attnforge::codegen
