@@ -61,18 +61,6 @@ bool per_sequence(const dsl::tensor_spec& spec) {
     return false;
 }
 
-// The row-major shape of the attention weights of a graph: (B, Hq, Lq, Lk).
-template <class Graph>
-dsl::tensor_spec weights_spec(const Graph& g) {
-    auto found = dsl::find_softmax<"attention">(g);
-    if constexpr (decltype(boost::hana::is_just(found))::value) {
-        using Kind = typename std::remove_cvref_t<decltype(found.value())>::kind;
-        return {"attention_weights", dsl::dims_of_kind<Kind>(), dsl::element_type::float32};
-    } else {
-        throw std::invalid_argument("attnforge generator: this variant has no softmax labelled 'attention'");
-    }
-}
-
 class AttentionGenerator : public Generator<AttentionGenerator> {
 public:
     GeneratorParam<std::string> variant{"variant", ""};
@@ -89,7 +77,10 @@ public:
     void configure() {
         with_variant(variant, [&](const auto& g) {
             signature_ = dsl::signature(g);
-            output_spec_ = output_kind.value() == "output" ? signature_.output : weights_spec(g);
+            if (output_kind.value() == "attention_weights" && !dsl::has_attention_weights(g))
+                throw std::invalid_argument("attnforge generator: variant '" + variant.value() +
+                                            "' has no softmax labelled 'attention' to expose");
+            output_spec_ = output_kind.value() == "output" ? signature_.output : dsl::attention_weights_spec(g);
         });
         for (const auto& spec : signature_.inputs) {
             const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8) : Float(32);

@@ -38,6 +38,15 @@ std::string RuntimeSizes::describe(const dsl::tensor_spec& spec) const {
 
 namespace {
 
+bool is_batched(const dsl::tensor_spec& spec) {
+    return !spec.dims.empty() && spec.dims.front().role == dim_spec::axis::batch;
+}
+
+bool has_sequence_axis(const dsl::tensor_spec& spec) {
+    return std::any_of(spec.dims.begin(), spec.dims.end(),
+                       [](const dim_spec& d) { return d.role == dim_spec::axis::sequence; });
+}
+
 std::string input_names(const dsl::graph_signature& sig) {
     std::string s;
     for (const auto& in : sig.inputs) s += (s.empty() ? "" : ", ") + in.name + in.shape_symbol();
@@ -46,30 +55,29 @@ std::string input_names(const dsl::graph_signature& sig) {
 
 }  // namespace
 
-BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given) {
-    for (const auto& [name, tensor] : given) {
+RuntimeSizes check_shapes(const dsl::graph_signature& sig, const ShapeMap& given) {
+    for (const auto& [name, shape] : given) {
         bool known = false;
         for (const auto& in : sig.inputs) known = known || in.name == name;
         if (!known)
             throw input_error(sig.name + ": unexpected input '" + name + "'; it takes " + input_names(sig));
     }
-    BoundInputs bound;
-    RuntimeSizes& sizes = bound.sizes;
+    RuntimeSizes sizes;
     for (const auto& spec : sig.inputs) {
         auto it = given.find(spec.name);
         if (it == given.end())
             throw input_error(sig.name + ": missing input '" + spec.name + "' of shape " + sizes.describe(spec) +
                               "; it takes " + input_names(sig));
-        const Tensor& t = it->second;
+        const std::vector<std::int64_t>& shape = it->second;
         const RuntimeSizes known_before = sizes;  // the message shows what was known before this input
         auto mismatch = [&] {
             return input_error(sig.name + ": input '" + spec.name + "' must have shape " + known_before.describe(spec) +
-                               ", given " + t.shape_string());
+                               ", given " + shape_string(shape));
         };
-        if (t.rank() != static_cast<std::int64_t>(spec.dims.size())) throw mismatch();
+        if (shape.size() != spec.dims.size()) throw mismatch();
         for (std::size_t i = 0; i < spec.dims.size(); ++i) {
             const dim_spec& d = spec.dims[i];
-            const std::int64_t n = t.shape[i];
+            const std::int64_t n = shape[i];
             std::int64_t* slot = nullptr;
             switch (d.role) {
                 case dim_spec::axis::batch: slot = &sizes.batch; break;
@@ -86,17 +94,21 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
             if (*slot >= 0 && *slot != n) throw mismatch();
             *slot = n;
         }
-        Tensor stored = t;
-        if (spec.dims.empty() || spec.dims.front().role != dim_spec::axis::batch) {
-            // Unbatched activations run as B = 1; weights and vectors keep their shape.
-            const bool per_sequence = std::any_of(spec.dims.begin(), spec.dims.end(), [](const dim_spec& d) {
-                return d.role == dim_spec::axis::sequence;
-            });
-            if (per_sequence) stored.shape.insert(stored.shape.begin(), 1);
-        }
-        bound.tensors.emplace(spec.name, std::move(stored));
     }
     if (sizes.batch < 0) sizes.batch = 1;
+    return sizes;
+}
+
+BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given) {
+    ShapeMap shapes;
+    for (const auto& [name, tensor] : given) shapes.emplace(name, tensor.shape);
+    BoundInputs bound{{}, check_shapes(sig, shapes)};
+    for (const auto& spec : sig.inputs) {
+        Tensor stored = given.find(spec.name)->second;
+        // Unbatched activations run as B = 1; weights and vectors keep their shape.
+        if (!is_batched(spec) && has_sequence_axis(spec)) stored.shape.insert(stored.shape.begin(), 1);
+        bound.tensors.emplace(spec.name, std::move(stored));
+    }
     return bound;
 }
 

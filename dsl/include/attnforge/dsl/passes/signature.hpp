@@ -4,6 +4,7 @@
 
 #include <attnforge/dsl/graph.hpp>
 #include <attnforge/dsl/passes/collect_inputs.hpp>
+#include <attnforge/dsl/passes/find_softmax.hpp>
 
 #include <boost/hana/for_each.hpp>
 
@@ -93,6 +94,23 @@ graph_signature signature(const graph<Name, Output>& g) {
                               dtype_of_kind<typename In::kind>()});
     });
     return sig;
+}
+
+// The attention weights a graph can expose: its softmax labelled "attention", (B, Hq, Lq, Lk).
+template <fixed_string Name, class Output>
+constexpr bool has_attention_weights(const graph<Name, Output>& g) {
+    return decltype(hana::is_just(find_softmax<"attention">(g)))::value;
+}
+
+template <fixed_string Name, class Output>
+tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
+    auto found = find_softmax<"attention">(g);
+    if constexpr (decltype(hana::is_just(found))::value) {
+        using Kind = typename std::remove_cvref_t<decltype(found.value())>::kind;
+        return {"attention_weights", dims_of_kind<Kind>(), element_type::float32};
+    } else {
+        return {"attention_weights", {}, element_type::float32};  // none: no dims
+    }
 }
 
 }  // namespace attnforge::dsl

@@ -29,7 +29,13 @@ struct BoundInputs {
     RuntimeSizes sizes;
 };
 
-// Throws attnforge::input_error for a missing, extra or misshapen input.
+using ShapeMap = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
+
+// Checks the shapes of the given inputs (by name) against the signature and learns the run-time
+// sizes. Throws attnforge::input_error for a missing, extra or misshapen input.
+RuntimeSizes check_shapes(const dsl::graph_signature& signature, const ShapeMap& given);
+
+// check_shapes, then the tensors themselves, unbatched ones given a batch axis of 1.
 BoundInputs bind_inputs(const dsl::graph_signature& signature, const TensorMap& given);
 
 }  // namespace attnforge::interp

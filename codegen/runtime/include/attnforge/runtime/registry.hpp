@@ -1,0 +1,29 @@
+// The kernel registry: every kernel of generated/kernels.list, generated at build time by
+// cmake/AttnforgeKernels.cmake from the same list that generated the kernels.
+#pragma once
+
+#include <attnforge/dsl/passes/signature.hpp>
+
+#include <HalideRuntime.h>
+
+#include <span>
+#include <string_view>
+
+namespace attnforge::runtime {
+
+struct KernelEntry {
+    std::string_view name;        // e.g. "sdpa__streaming"
+    std::string_view variant;     // the DSL graph it was generated from
+    std::string_view result;      // "output" or "attention_weights"
+    std::string_view strategy;    // materialized | streaming | unscheduled
+    std::string_view size_class;  // any | Lk<=N | Lk>N
+    std::string_view knobs;       // schedule knobs from the list, "name=value ..."
+    int (*argv)(void**);                           // Halide's argv entry point: inputs in order, then output
+    const halide_filter_metadata_t* (*metadata)();
+    dsl::graph_signature (*signature)();           // the variant's inputs and output
+    dsl::tensor_spec (*result_spec)();             // what this kernel writes
+};
+
+std::span<const KernelEntry> registry();
+
+}  // namespace attnforge::runtime

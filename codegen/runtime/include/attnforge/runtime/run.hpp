@@ -1,0 +1,38 @@
+// Running generated kernels: look a variant up, let the rule pick its kernel for the sizes at hand,
+// check every input (name, shape, dtype) before touching memory, call it.
+//
+//     auto y = attnforge::runtime::run("mha", {{"x", x}, {"wq", wq}, ...});
+//
+// Errors in what the caller gave throw attnforge::input_error naming the input and both shapes.
+#pragma once
+
+#include <attnforge/runtime/registry.hpp>
+#include <attnforge/runtime/tensor.hpp>
+
+#include <map>
+#include <string>
+
+namespace attnforge::runtime {
+
+struct RunOptions {
+    std::string_view result = "output";  // or "attention_weights"
+    int threads = 0;  // 0: the process default (set_default_threads); otherwise for this call only
+};
+
+// Threads every kernel call uses unless RunOptions::threads says otherwise (0: one per core).
+void set_default_threads(int threads);
+
+// The registered variants, in list order, each once.
+std::vector<std::string_view> variants();
+
+// The kernels registered for (variant, result), in rule order.
+std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result);
+
+// The kernel the rule picks for these inputs (the first whose size class holds).
+const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result = "output");
+
+Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options = {});
+// Runs one particular kernel (its size class is not consulted).
+Tensor run_kernel(const KernelEntry& kernel, const TensorMap& inputs, const RunOptions& options = {});
+
+}  // namespace attnforge::runtime

@@ -1,0 +1,169 @@
+#include <attnforge/runtime/run.hpp>
+
+#include <attnforge/errors.hpp>
+#include <attnforge/interp/binding.hpp>
+
+#include <HalideBuffer.h>
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+#include <stdexcept>
+
+namespace attnforge::runtime {
+
+Tensor Tensor::float32(std::vector<std::int64_t> shape, std::vector<float> values) {
+    Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}};
+    if (t.f32.empty()) t.f32.resize(static_cast<std::size_t>(interp::element_count(t.shape)));
+    return t;
+}
+
+Tensor Tensor::boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t> values) {
+    Tensor t{std::move(shape), dsl::element_type::boolean, {}, std::move(values)};
+    if (t.u8.empty()) t.u8.resize(static_cast<std::size_t>(interp::element_count(t.shape)));
+    return t;
+}
+
+std::int64_t Tensor::element_count() const { return interp::element_count(shape); }
+
+namespace {
+
+std::mutex thread_count_mutex;
+
+const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boolean ? "bool" : "float32"; }
+
+// The attention's key length: the last axis of the attention weights (B, Hq, Lq, Lk).
+std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes) {
+    const dsl::tensor_spec weights = k.result == "attention_weights" ? k.result_spec() : dsl::tensor_spec{};
+    const dsl::tensor_spec& spec = weights.dims.empty() ? k.result_spec() : weights;
+    for (auto d = spec.dims.rbegin(); d != spec.dims.rend(); ++d)
+        if (d->role == dsl::dim_spec::axis::sequence) {
+            auto it = sizes.sequence_length.find(d->sequence);
+            if (it != sizes.sequence_length.end()) return it->second;
+        }
+    return 0;
+}
+
+bool size_class_holds(std::string_view cls, std::int64_t lk) {
+    if (cls == "any") return true;
+    auto number = [&](std::size_t from) {
+        std::int64_t n = 0;
+        std::from_chars(cls.data() + from, cls.data() + cls.size(), n);
+        return n;
+    };
+    if (cls.starts_with("Lk<=")) return lk <= number(4);
+    if (cls.starts_with("Lk>")) return lk > number(3);
+    throw std::logic_error("kernel list: unknown size class '" + std::string(cls) + "'");
+}
+
+interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const TensorMap& inputs) {
+    interp::ShapeMap shapes;
+    for (const auto& [name, t] : inputs) {
+        shapes.emplace(name, t.shape);
+        const std::size_t held = t.dtype == dsl::element_type::boolean ? t.u8.size() : t.f32.size();
+        if (static_cast<std::int64_t>(held) != t.element_count())
+            throw input_error(std::string(k.variant) + ": input '" + name + "' holds " + std::to_string(held) +
+                              " values but its shape " + interp::shape_string(t.shape) + " needs " +
+                              std::to_string(t.element_count()));
+    }
+    const interp::RuntimeSizes sizes = interp::check_shapes(sig, shapes);
+    for (const auto& spec : sig.inputs) {
+        const Tensor& t = inputs.find(spec.name)->second;
+        if (t.dtype != spec.dtype)
+            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dtype_name(spec.dtype) +
+                              ", given " + dtype_name(t.dtype));
+    }
+    return sizes;
+}
+
+// A Halide buffer over a row-major tensor: dimensions reversed, dense strides.
+halide_buffer_t describe(const void* data, dsl::element_type dtype, const std::vector<std::int64_t>& shape,
+                         std::vector<halide_dimension_t>& dims) {
+    dims.clear();
+    std::int32_t stride = 1;
+    for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
+        dims.push_back(halide_dimension_t(0, static_cast<std::int32_t>(*it), stride));
+        stride *= static_cast<std::int32_t>(std::max<std::int64_t>(*it, 1));
+    }
+    halide_buffer_t b{};
+    b.host = static_cast<std::uint8_t*>(const_cast<void*>(data));
+    b.type = dtype == dsl::element_type::boolean ? halide_type_t(halide_type_uint, 8) : halide_type_t(halide_type_float, 32);
+    b.dimensions = static_cast<std::int32_t>(dims.size());
+    b.dim = dims.data();
+    return b;
+}
+
+}  // namespace
+
+void set_default_threads(int threads) {
+    std::lock_guard lock(thread_count_mutex);
+    halide_set_num_threads(threads);
+}
+
+std::vector<std::string_view> variants() {
+    std::vector<std::string_view> out;
+    for (const KernelEntry& k : registry())
+        if (std::find(out.begin(), out.end(), k.variant) == out.end()) out.push_back(k.variant);
+    return out;
+}
+
+std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result) {
+    std::vector<const KernelEntry*> out;
+    for (const KernelEntry& k : registry())
+        if (k.variant == variant && k.result == result) out.push_back(&k);
+    return out;
+}
+
+const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result) {
+    const auto candidates = kernels_for(variant, result);
+    if (candidates.empty()) {
+        std::string known;
+        for (std::string_view v : variants()) known += (known.empty() ? "" : ", ") + std::string(v);
+        if (kernels_for(variant, "output").empty())
+            throw input_error("unknown variant '" + std::string(variant) + "'; known: " + known);
+        throw input_error("variant '" + std::string(variant) + "' has no kernel for its " + std::string(result));
+    }
+    const interp::RuntimeSizes sizes = check_inputs(*candidates.front(), candidates.front()->signature(), inputs);
+    for (const KernelEntry* k : candidates)
+        if (size_class_holds(k->size_class, key_length(*k, sizes))) return *k;
+    return *candidates.back();
+}
+
+Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options) {
+    return run_kernel(select_kernel(variant, inputs, options.result), inputs, options);
+}
+
+Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
+    const dsl::graph_signature sig = k.signature();
+    const interp::RuntimeSizes sizes = check_inputs(k, sig, inputs);
+    const dsl::tensor_spec out_spec = k.result_spec();
+    Tensor out = Tensor::float32(sizes.shape_of(out_spec));
+    if (out.element_count() == 0) return out;  // an empty batch or query sequence: nothing to compute
+
+    std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
+    std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
+    std::vector<void*> args;
+    for (std::size_t i = 0; i < sig.inputs.size(); ++i) {
+        const Tensor& t = inputs.find(sig.inputs[i].name)->second;
+        buffers[i] = describe(t.data(), t.dtype, t.shape, dims[i]);
+        args.push_back(&buffers[i]);
+    }
+    buffers.back() = describe(out.f32.data(), out.dtype, out.shape, dims.back());
+    args.push_back(&buffers.back());
+
+    int status;
+    if (options.threads > 0) {
+        // Halide's thread pool is per process: a per-call count holds the lock for the call.
+        std::lock_guard lock(thread_count_mutex);
+        const int previous = halide_set_num_threads(options.threads);
+        status = k.argv(args.data());
+        halide_set_num_threads(previous);
+    } else {
+        status = k.argv(args.data());
+    }
+    if (status != 0)
+        throw std::runtime_error("kernel " + std::string(k.name) + " failed with Halide error " + std::to_string(status));
+    return out;
+}
+
+}  // namespace attnforge::runtime

@@ -1,0 +1,110 @@
+// Every kernel of the registry against the reference interpreter, on shapes that cover B ∈ {1, 3},
+// lengths ∈ {1, 7, 64, 129, 1000}, Lq ≠ Lk, fully masked rows (padding, attention masks) and logits
+// of ~1e4, within CONTRACT §5: max |kernel - interpreter| ≤ 1e-4 · (1 + max |interpreter|).
+// One test case per variant family; every kernel of a variant (each strategy, and its attention
+// weights) is run on the same inputs, whatever size class the rule would give it.
+#define BOOST_TEST_MODULE kernels
+#include <boost/test/unit_test.hpp>
+
+#include "support/compare.hpp"
+#include "support/random_inputs.hpp"
+
+#include <attnforge/interp/interpreter.hpp>
+#include <attnforge/runtime/run.hpp>
+
+#include <boost/hana/for_each.hpp>
+
+namespace dsl = attnforge::dsl;
+namespace runtime = attnforge::runtime;
+using attnforge::testing::InputOptions;
+using attnforge::testing::Sizes;
+
+namespace {
+
+struct Case {
+    Sizes sizes;
+    InputOptions options;
+    std::string label;
+};
+
+void check_variant(std::string_view variant, const std::vector<Case>& cases) {
+    bool found = false;
+    boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) {
+        if (g.name.view() != variant) return;
+        found = true;
+        const auto sig = dsl::signature(g);
+        for (const Case& c : cases) {
+            const auto inputs = attnforge::testing::random_inputs(sig, c.sizes, c.options);
+            const auto reference = attnforge::interp::evaluate(g, attnforge::testing::to_interpreter(inputs));
+            for (std::string_view result : {"output", "attention_weights"}) {
+                const auto kernels = runtime::kernels_for(variant, result);
+                if (result == "output") BOOST_TEST(!kernels.empty(), variant << " has no output kernel");
+                const auto& expected = result == "output" ? reference.output : reference.intermediates.at("attention_weights");
+                const double bound = 1e-4 * (1.0 + attnforge::testing::max_abs(expected));
+                for (const runtime::KernelEntry* k : kernels) {
+                    BOOST_TEST_CONTEXT(k->name << " on " << c.label) {
+                        const auto got = attnforge::testing::to_interpreter(runtime::run_kernel(*k, inputs));
+                        BOOST_TEST(attnforge::testing::max_abs_diff(got, expected) <= bound);
+                    }
+                }
+            }
+        }
+    });
+    BOOST_TEST(found, "no built-in variant " << variant);
+}
+
+Sizes heads_sizes(std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lk) {
+    return {B, H, {{"q", Lq}, {"kv", Lk}}};
+}
+
+std::vector<Case> sdpa_cases(bool static_heads) {
+    const std::int64_t H = 2;
+    auto h = [&](std::int64_t n) { return static_heads ? 8 : n; };
+    std::vector<Case> cases = {
+        {heads_sizes(1, h(H), 1, 1), {}, "B1 L1"},
+        {heads_sizes(3, h(H), 7, 7), {}, "B3 L7"},
+        {heads_sizes(1, h(3), 64, 64), {}, "B1 L64"},
+        {heads_sizes(3, h(1), 129, 129), {}, "B3 L129"},
+        {heads_sizes(1, h(H), 1000, 1000), {}, "B1 L1000"},
+        {heads_sizes(1, h(H), 7, 129), {}, "B1 Lq7 Lk129"},
+        {heads_sizes(3, h(1), 129, 64), {}, "B3 Lq129 Lk64"},
+        {heads_sizes(1, h(H), 64, 64), {1.0, true, 7}, "B1 L64 logits~1e4"},
+    };
+    return cases;
+}
+
+std::vector<Case> layer_cases() {
+    auto s = [](std::int64_t B, std::int64_t L) { return Sizes{B, 0, {{"x", L}}}; };
+    return {{s(1, 1), {}, "B1 L1"},   {s(3, 7), {}, "B3 L7"},       {s(1, 64), {}, "B1 L64"},
+            {s(3, 129), {}, "B3 L129"}, {s(1, 1000), {}, "B1 L1000"}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(seed_attention) {
+    std::vector<Case> cases;
+    for (std::int64_t L : {1, 7, 64, 129}) cases.push_back({Sizes{1, 0, {{"x", L}}}, {}, "L" + std::to_string(L)});
+    check_variant("seed_attention", cases);
+}
+
+BOOST_AUTO_TEST_CASE(sdpa) { check_variant("sdpa", sdpa_cases(false)); }
+BOOST_AUTO_TEST_CASE(sdpa_causal) { check_variant("sdpa_causal", sdpa_cases(false)); }
+BOOST_AUTO_TEST_CASE(sliding_window_attention) { check_variant("sliding_window_attention", sdpa_cases(false)); }
+BOOST_AUTO_TEST_CASE(softcap_attention) { check_variant("softcap_attention", sdpa_cases(false)); }
+BOOST_AUTO_TEST_CASE(masked_attention) { check_variant("masked_attention", sdpa_cases(false)); }
+BOOST_AUTO_TEST_CASE(alibi_attention) { check_variant("alibi_attention", sdpa_cases(true)); }
+
+BOOST_AUTO_TEST_CASE(mha) { check_variant("mha", layer_cases()); }
+BOOST_AUTO_TEST_CASE(mha_causal) { check_variant("mha_causal", layer_cases()); }
+BOOST_AUTO_TEST_CASE(mha_padding) { check_variant("mha_padding", layer_cases()); }
+BOOST_AUTO_TEST_CASE(gqa) { check_variant("gqa", layer_cases()); }
+BOOST_AUTO_TEST_CASE(self_attention_layer) { check_variant("self_attention_layer", layer_cases()); }
+BOOST_AUTO_TEST_CASE(positional_self_attention_layer) { check_variant("positional_self_attention_layer", layer_cases()); }
+
+BOOST_AUTO_TEST_CASE(cross_attention) {
+    auto s = [](std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; };
+    check_variant("cross_attention", {{s(1, 1, 7), {}, "B1 Lq1 Lk7"},
+                                      {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
+                                      {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
+                                      {s(1, 1000, 129), {}, "B1 Lq1000 Lk129"}});
+}
