@@ -13,8 +13,6 @@
 #include <attnforge/codegen/lower.hpp>
 #include <attnforge/codegen/schedules/schedule.hpp>
 
-#include <boost/hana/for_each.hpp>
-
 #include <Halide.h>
 
 namespace {
@@ -26,14 +24,8 @@ namespace cg = attnforge::codegen;
 // Calls f(graph) for the built-in variant named `name`; throws if there is none.
 template <class F>
 void with_variant(const std::string& name, F f) {
-    bool found = false;
-    boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) {
-        if (!found && g.name.view() == name) {
-            found = true;
-            f(g);
-        }
-    });
-    if (!found) throw std::invalid_argument("attnforge generator: no built-in variant named '" + name + "'");
+    if (!dsl::with_builtin_variant(name, f))
+        throw std::invalid_argument("attnforge generator: no built-in variant named '" + name + "'");
 }
 
 // Size estimates for the autoschedulers and the generated metadata: B = 1, lengths 1024, H = 8.

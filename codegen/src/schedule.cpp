@@ -153,9 +153,12 @@ void apply_schedule(const Roles& roles, Func output, int output_dimensions, cons
         if (core.streamed) schedule_streaming_core(core, knobs, lanes);
         else schedule_materialized_core(core, knobs, lanes);
     }
-    for (Func f : roles.row_operations) {
-        f.compute_root().parallel(f.args().back());
-        if (f.args().size() == 3) f.vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+    for (RowOperation op : roles.row_operations) {
+        // Rows in parallel; each row's statistics computed just before the row.
+        const std::vector<Var> a = op.output.args();  // (d, l, b)
+        Var row("row");
+        op.output.compute_root().fuse(a[1], a[2], row).parallel(row).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+        for (Func s : op.statistics) s.compute_at(op.output, row);
     }
     for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
     // The output: a copy of the last role's result, parallel over its outermost dimension.

@@ -7,7 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/compare.hpp"
-#include "support/random_inputs.hpp"
+#include <attnforge/runtime/synthetic_inputs.hpp>
 
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/runtime/run.hpp>
@@ -16,8 +16,8 @@
 
 namespace dsl = attnforge::dsl;
 namespace runtime = attnforge::runtime;
-using attnforge::testing::InputOptions;
-using attnforge::testing::Sizes;
+using InputOptions = attnforge::runtime::SyntheticOptions;
+using Sizes = attnforge::runtime::SyntheticSizes;
 
 namespace {
 
@@ -34,8 +34,8 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         found = true;
         const auto sig = dsl::signature(g);
         for (const Case& c : cases) {
-            const auto inputs = attnforge::testing::random_inputs(sig, c.sizes, c.options);
-            const auto reference = attnforge::interp::evaluate(g, attnforge::testing::to_interpreter(inputs));
+            const auto inputs = runtime::synthetic_inputs(sig, c.sizes, c.options);
+            const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
             for (std::string_view result : {"output", "attention_weights"}) {
                 const auto kernels = runtime::kernels_for(variant, result);
                 if (result == "output") BOOST_TEST(!kernels.empty(), variant << " has no output kernel");
@@ -43,7 +43,7 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                 const double bound = 1e-4 * (1.0 + attnforge::testing::max_abs(expected));
                 for (const runtime::KernelEntry* k : kernels) {
                     BOOST_TEST_CONTEXT(k->name << " on " << c.label) {
-                        const auto got = attnforge::testing::to_interpreter(runtime::run_kernel(*k, inputs));
+                        const auto got = runtime::to_float64(runtime::run_kernel(*k, inputs));
                         BOOST_TEST(attnforge::testing::max_abs_diff(got, expected) <= bound);
                     }
                 }

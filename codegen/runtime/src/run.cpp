@@ -26,6 +26,21 @@ Tensor Tensor::boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t
 
 std::int64_t Tensor::element_count() const { return interp::element_count(shape); }
 
+interp::Tensor to_float64(const Tensor& t) {
+    interp::Tensor d(t.shape);
+    if (t.dtype == dsl::element_type::boolean)
+        for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.u8[i];
+    else
+        for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.f32[i];
+    return d;
+}
+
+interp::TensorMap to_float64(const TensorMap& tensors) {
+    interp::TensorMap out;
+    for (const auto& [name, t] : tensors) out.emplace(name, to_float64(t));
+    return out;
+}
+
 namespace {
 
 std::mutex thread_count_mutex;

@@ -27,7 +27,9 @@
 #include <attnforge/dsl/nodes/score.hpp>
 #include <attnforge/dsl/nodes/softmax.hpp>
 #include <attnforge/dsl/nodes/weighted_sum.hpp>
+#include <attnforge/dsl/passes/canonical.hpp>
 #include <attnforge/dsl/passes/collect_inputs.hpp>
 #include <attnforge/dsl/passes/find_softmax.hpp>
+#include <attnforge/dsl/passes/flop_count.hpp>
 #include <attnforge/dsl/passes/signature.hpp>
 #include <attnforge/dsl/variants.hpp>

@@ -52,11 +52,17 @@ struct AttentionCore {
     bool causal_like = false;       // key_end(q) = q + 1
 };
 
+// A row-wise operation: its output (d, l, b) and per-row statistics (l, b) computed for it.
+struct RowOperation {
+    Halide::Func output;
+    std::vector<Halide::Func> statistics;
+};
+
 struct Roles {
     std::vector<std::pair<Halide::Func, Halide::Func>> projections;     // (output, its reduction): linear
     std::vector<ScoreProduct> score_products;
     std::vector<AttentionCore> cores;
-    std::vector<Halide::Func> row_operations;  // layer_norm outputs and their statistics
+    std::vector<RowOperation> row_operations;  // layer_norm
     std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
     std::vector<Halide::Func> boundaries;      // materialized reshapes (merge_heads)
 };
@@ -69,8 +75,7 @@ public:
     Halide::Expr runtime_heads;
     Knobs knobs;  // the strategy picks the lowering of weighted_sum(softmax(S), V)
     Roles roles;
-    // The node whose softmax weights are the output (the "weights" companion kernels), if any.
-    std::string weights_output_label;
+    std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once
 
     std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }
 

@@ -9,7 +9,10 @@
 #include <attnforge/dsl/nodes/modify.hpp>
 #include <attnforge/dsl/nodes/positional_encoding.hpp>
 
+#include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
+
+#include <string_view>
 
 namespace attnforge::dsl::variants {
 
@@ -95,5 +98,22 @@ inline constexpr auto builtin_variants = hana::make_tuple(
     variants::mha_padding, variants::cross_attention, variants::gqa, variants::self_attention_layer,
     variants::sliding_window_attention, variants::alibi_attention, variants::softcap_attention,
     variants::masked_attention, variants::positional_self_attention_layer);
+
+}  // namespace attnforge::dsl
+
+namespace attnforge::dsl {
+
+// Calls f(graph) for the built-in variant called `name`; returns false when there is none.
+template <class F>
+bool with_builtin_variant(std::string_view name, F&& f) {
+    bool found = false;
+    hana::for_each(builtin_variants, [&](const auto& g) {
+        if (!found && g.name.view() == name) {
+            found = true;
+            f(g);
+        }
+    });
+    return found;
+}
 
 }  // namespace attnforge::dsl

@@ -91,7 +91,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
 }  // namespace detail
 
 template <class Q, class K>
-Lowered Lower::node(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
     const Lowered q = node(n.q, ctx), k = node(n.k, ctx);
     constexpr int Hq = Q::kind::heads, Hkv = K::kind::heads;
     constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
@@ -136,7 +136,7 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
 }
 
 template <class S, dsl::fixed_string Label>
-Lowered Lower::node(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
     AttentionCore core = softmax_core(n, ctx);
     Halide::Var k("k"), q("q"), h("h"), b("b");
     core.probabilities = Halide::Func(ctx.name("probabilities"));
@@ -148,7 +148,7 @@ Lowered Lower::node(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) 
 }
 
 template <class P, class V>
-Lowered Lower::node(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx) {
     const Lowered v = node(n.v, ctx);
     constexpr int Hq = P::kind::heads, Hkv = V::kind::heads;
     constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;

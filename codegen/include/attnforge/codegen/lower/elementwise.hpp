@@ -8,7 +8,7 @@
 namespace attnforge::codegen {
 
 template <class X, class G, class Bt>
-Lowered Lower::node(const dsl::layer_norm_node<X, G, Bt>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::layer_norm_node<X, G, Bt>& n, LoweringContext& ctx) {
     const Lowered x = node(n.x, ctx), gamma = node(n.gamma, ctx), beta = node(n.beta, ctx);
     constexpr int D = X::kind::width;
     const std::string name = ctx.name("layer_norm");
@@ -24,12 +24,12 @@ Lowered Lower::node(const dsl::layer_norm_node<X, G, Bt>& n, LoweringContext& ct
     var(l, b) = var(l, b) / D;
     y(d, l, b) = (x.func(d, l, b) - mean(l, b)) / Halide::sqrt(var(l, b) + static_cast<float>(n.eps)) *
                      gamma.func(d) + beta.func(d);
-    ctx.roles.row_operations.insert(ctx.roles.row_operations.end(), {mean, var, y});
+    ctx.roles.row_operations.push_back({y, {mean, var}});
     return {y, x.extents};
 }
 
 template <class A, class B>
-Lowered Lower::node(const dsl::add_node<A, B>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::add_node<A, B>& n, LoweringContext& ctx) {
     const Lowered a = node(n.a, ctx), c = node(n.b, ctx);
     Halide::Var d("d"), l("l"), b("b");
     Halide::Func f(ctx.name("add"));
@@ -38,7 +38,7 @@ Lowered Lower::node(const dsl::add_node<A, B>& n, LoweringContext& ctx) {
 }
 
 template <class X>
-Lowered Lower::node(const dsl::positional_encoding_node<X>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::positional_encoding_node<X>& n, LoweringContext& ctx) {
     const Lowered x = node(n.x, ctx);
     constexpr int D = X::kind::width;
     const std::string name = ctx.name("positional_encoding");

@@ -6,7 +6,7 @@
 namespace attnforge::codegen {
 
 template <class X, int H>
-Lowered Lower::node(const dsl::split_heads_node<X, H>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::split_heads_node<X, H>& n, LoweringContext& ctx) {
     const Lowered x = node(n.x, ctx);
     constexpr int E = X::kind::width / H;
     Halide::Var e("e"), l("l"), h("h"), b("b");
@@ -16,7 +16,7 @@ Lowered Lower::node(const dsl::split_heads_node<X, H>& n, LoweringContext& ctx) 
 }
 
 template <class X>
-Lowered Lower::node(const dsl::merge_heads_node<X>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::merge_heads_node<X>& n, LoweringContext& ctx) {
     const Lowered x = node(n.x, ctx);
     constexpr int E = X::kind::head_width, H = X::kind::heads;
     Halide::Var d("d"), l("l"), b("b");

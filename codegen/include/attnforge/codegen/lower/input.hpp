@@ -6,7 +6,7 @@
 namespace attnforge::codegen {
 
 template <dsl::fixed_string Name, class Kind>
-Lowered Lower::node(const dsl::input_node<Name, Kind>&, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::input_node<Name, Kind>&, LoweringContext& ctx) {
     return ctx.inputs.find(Name.view())->second;
 }
 

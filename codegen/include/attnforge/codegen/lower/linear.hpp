@@ -7,7 +7,7 @@
 namespace attnforge::codegen {
 
 template <class X, class W, class Bias>
-Lowered Lower::node(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx) {
     const Lowered x = node(n.x, ctx), w = node(n.w, ctx);
     const std::string name = ctx.name("linear");
     Halide::Var o("o"), l("l"), b("b");

@@ -11,7 +11,7 @@ namespace attnforge::codegen {
 inline Halide::Expr minus_infinity() { return Halide::Expr(-std::numeric_limits<float>::infinity()); }
 
 template <class S, class Spec>
-Lowered Lower::node(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
     const Lowered s = node(n.scores, ctx);
     Halide::Var k("k"), q("q"), h("h"), b("b");
     Halide::Expr keep;
@@ -30,7 +30,7 @@ Lowered Lower::node(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
 }
 
 template <class S, class E>
-Lowered Lower::node(const dsl::modify_node<S, E>& n, LoweringContext& ctx) {
+Lowered Lower::impl(const dsl::modify_node<S, E>& n, LoweringContext& ctx) {
     const Lowered s = node(n.scores, ctx);
     Halide::Var k("k"), q("q"), h("h"), b("b");
     const Halide::Expr score = s.func(k, q, h, b);

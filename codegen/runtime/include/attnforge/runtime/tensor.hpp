@@ -2,6 +2,7 @@
 #pragma once
 
 #include <attnforge/dsl/passes/signature.hpp>
+#include <attnforge/interp/binding.hpp>
 
 #include <cstdint>
 #include <map>
@@ -24,5 +25,9 @@ struct Tensor {
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+// The same values in float64, for the reference interpreter (masks become 0 or 1).
+interp::Tensor to_float64(const Tensor& t);
+interp::TensorMap to_float64(const TensorMap& tensors);
 
 }  // namespace attnforge::runtime

@@ -1,4 +1,4 @@
-// Deterministic inputs for any graph signature at given sizes: activations and heads uniform in
+// synthetic_inputs: deterministic inputs for any graph signature at given sizes: activations and heads uniform in
 // [-scale, scale], weights scaled by 1/sqrt(D_in), LayerNorm gamma near 1, masks with some keys
 // masked and, where there is more than one, a fully masked batch entry or query row.
 #pragma once
@@ -6,24 +6,26 @@
 #include <attnforge/interp/binding.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 #include <random>
 
-namespace attnforge::testing {
+namespace attnforge::runtime {
 
-struct Sizes {
+struct SyntheticSizes {
     std::int64_t batch = 1;
     std::int64_t heads = 2;  // for a run-time head count
     std::map<std::string, std::int64_t, std::less<>> length;  // by sequence tag
 };
 
-struct InputOptions {
+struct SyntheticOptions {
     double activation_scale = 1.0;
     bool integer_values = false;  // small integers: exact float32 products, for logits of 1e4
     unsigned seed = 1;
 };
 
-inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const Sizes& s) {
+inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const SyntheticSizes& s) {
     std::vector<std::int64_t> shape;
     for (const auto& d : spec.dims) {
         switch (d.role) {
@@ -36,15 +38,15 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
     return shape;
 }
 
-inline runtime::TensorMap random_inputs(const dsl::graph_signature& sig, const Sizes& sizes, const InputOptions& o) {
-    runtime::TensorMap out;
+inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const SyntheticSizes& sizes, const SyntheticOptions& o) {
+    TensorMap out;
     std::mt19937 gen(o.seed);
     std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
     std::uniform_int_distribution<int> small(-40, 40);
     for (const auto& spec : sig.inputs) {
         const auto shape = shape_for(spec, sizes);
         if (spec.dtype == dsl::element_type::boolean) {
-            runtime::Tensor t = runtime::Tensor::boolean(shape);
+            Tensor t = Tensor::boolean(shape);
             std::bernoulli_distribution coin(0.3);
             for (auto& v : t.u8) v = coin(gen) ? 1 : 0;
             const std::int64_t last = shape.back(), rows = t.element_count() / std::max<std::int64_t>(last, 1);
@@ -59,7 +61,7 @@ inline runtime::TensorMap random_inputs(const dsl::graph_signature& sig, const S
             out.emplace(spec.name, std::move(t));
             continue;
         }
-        runtime::Tensor t = runtime::Tensor::float32(shape);
+        Tensor t = Tensor::float32(shape);
         const bool weight = spec.dims.size() == 2 && spec.dims[0].role == dsl::dim_spec::axis::fixed &&
                             spec.dims[1].role == dsl::dim_spec::axis::fixed;
         const bool vector = spec.dims.size() == 1;
@@ -74,24 +76,4 @@ inline runtime::TensorMap random_inputs(const dsl::graph_signature& sig, const S
     return out;
 }
 
-// The same tensors for the interpreter, in float64.
-inline interp::TensorMap to_interpreter(const runtime::TensorMap& in) {
-    interp::TensorMap out;
-    for (const auto& [name, t] : in) {
-        interp::Tensor d(t.shape);
-        if (t.dtype == dsl::element_type::boolean)
-            for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.u8[i];
-        else
-            for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.f32[i];
-        out.emplace(name, std::move(d));
-    }
-    return out;
-}
-
-inline interp::Tensor to_interpreter(const runtime::Tensor& t) {
-    interp::Tensor d(t.shape);
-    for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.f32[i];
-    return d;
-}
-
-}  // namespace attnforge::testing
+}  // namespace attnforge::runtime

@@ -1,0 +1,119 @@
+// attnforge bench VARIANT [--batch B] [--heads H] [--length L] [--lq N] [--lk N] [--threads N,...]
+//                 [--strategy S] [--repeats N] [--no-interpreter] [--json]
+// Protocol: inputs made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
+// least --repeats calls and 0.5 s, reporting the median. The FMA peak is measured in the same run,
+// per thread count, and every GFLOP/s is also given as a fraction of it. The flop count is the dense
+// one of dsl::flop_count (matrix products only; causal variants counted dense).
+#include "commands.hpp"
+#include "fma_peak.hpp"
+#include "tensors.hpp"
+
+#include <attnforge/errors.hpp>
+#include <attnforge/interp/interpreter.hpp>
+#include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/synthetic_inputs.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <ostream>
+
+namespace attnforge::cli {
+
+namespace {
+
+double median_seconds(const std::function<void()>& call, int min_repeats, double min_seconds) {
+    for (int i = 0; i < 2; ++i) call();  // warm-up: thread pool, caches, page faults
+    std::vector<double> times;
+    const auto start = std::chrono::steady_clock::now();
+    while (static_cast<int>(times.size()) < min_repeats ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_seconds) {
+        const auto t0 = std::chrono::steady_clock::now();
+        call();
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        if (times.size() >= 1000) break;
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+}  // namespace
+
+int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
+    try {
+        dsl::graph_signature sig;
+        double flops = 0;
+        std::string seq_q, seq_k;
+        runtime::SyntheticSizes sizes{o.batch, o.heads, {}};
+        if (!dsl::with_builtin_variant(o.variant, [&](const auto& g) {
+                sig = dsl::signature(g);
+                const dsl::tensor_spec w = dsl::attention_weights_spec(g);
+                if (w.dims.size() >= 2) {
+                    seq_q = w.dims[w.dims.size() - 2].sequence;
+                    seq_k = w.dims.back().sequence;
+                }
+                for (const auto& in : sig.inputs)
+                    for (const auto& d : in.dims)
+                        if (d.role == dsl::dim_spec::axis::sequence) {
+                            const std::int64_t n = d.sequence == seq_q ? o.lq.value_or(o.length)
+                                                  : d.sequence == seq_k ? o.lk.value_or(o.length) : o.length;
+                            sizes.length[d.sequence] = n;
+                        }
+                flops = dsl::flop_count(g, {double(o.batch), double(sizes.heads), [&](std::string_view s) {
+                                                return double(sizes.length.at(std::string(s)));
+                                            }});
+            }))
+            throw input_error("unknown variant '" + o.variant + "'");
+        const runtime::TensorMap inputs = runtime::synthetic_inputs(sig, sizes, {});
+        std::string shape = fmt::format("B={}", o.batch);
+        for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
+        for (const auto& d : sig.inputs.front().dims)
+            if (d.role == dsl::dim_spec::axis::heads) shape += fmt::format(" H={}", sizes.heads);
+
+        nlohmann::json rows = nlohmann::json::array();
+        out << fmt::format("attnforge bench {}: {}, {:.3f} GFLOP per call (dense)\n", o.variant, shape, flops / 1e9);
+        out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8}\n", "threads", "engine", "ms", "GFLOP/s", "% peak");
+        for (int threads : o.threads) {
+            const Peak peak = measure_fma_peak(threads);
+            out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads, std::string("FMA peak (") + peak.isa + ")",
+                               "", peak.gflops, "100.0");
+            for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output")) {
+                if (!o.strategy.empty() && k->strategy != o.strategy) continue;
+                runtime::RunOptions ro;
+                ro.threads = threads;
+                const double s = median_seconds([&] { runtime::run_kernel(*k, inputs, ro); }, o.min_repeats, o.min_seconds);
+                const bool chosen = &runtime::select_kernel(o.variant, inputs) == k;
+                const std::string engine = std::string(k->name) + (chosen ? " *" : "");
+                out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8.1f}\n", threads, engine, s * 1e3,
+                                   flops / s / 1e9, 100.0 * flops / s / 1e9 / peak.gflops);
+                rows.push_back({{"variant", o.variant}, {"shape", shape}, {"threads", threads}, {"engine", k->name},
+                                {"chosen_by_rule", chosen}, {"ms", s * 1e3}, {"gflops", flops / s / 1e9},
+                                {"peak_gflops", peak.gflops}, {"fraction_of_peak", flops / s / 1e9 / peak.gflops}});
+            }
+        }
+        if (o.interpreter) {
+            const interp::TensorMap in64 = runtime::to_float64(inputs);
+            const auto t0 = std::chrono::steady_clock::now();
+            dsl::with_builtin_variant(o.variant, [&](const auto& g) { (void)interp::evaluate(g, in64); });
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8}\n", 1, "interpreter (float64, one call)", s * 1e3,
+                               flops / s / 1e9, "");
+            rows.push_back({{"variant", o.variant}, {"shape", shape}, {"threads", 1}, {"engine", "interpreter"},
+                            {"ms", s * 1e3}, {"gflops", flops / s / 1e9}});
+        }
+        out << "* the kernel the rule picks for these sizes\n";
+        if (o.json) out << rows.dump(2) << "\n";
+        return 0;
+    } catch (const input_error& e) {
+        err << "attnforge bench: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        err << "attnforge bench: error: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace attnforge::cli

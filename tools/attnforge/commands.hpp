@@ -1,0 +1,42 @@
+// The attnforge command's sub-commands, as a library: main.cpp only parses arguments and calls these.
+// Each returns the process exit status (CONTRACT §3): 0 success, 2 bad usage or bad input, 1 other.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnforge::cli {
+
+struct ListOptions {
+    bool json = false;
+};
+int list(const ListOptions&, std::ostream& out);
+
+struct RunOptions {
+    std::string variant;
+    std::vector<std::string> inputs;  // NAME=FILE.npy
+    std::string output;
+    std::string engine = "kernel";  // kernel | interpreter
+    std::string attention_weights;  // optional FILE.npy
+    int threads = 0;
+};
+int run(const RunOptions&, std::ostream& out, std::ostream& err);
+
+struct BenchOptions {
+    std::string variant;
+    std::int64_t batch = 1, heads = 8, length = 512;
+    std::optional<std::int64_t> lq, lk;
+    std::vector<int> threads = {1, 2};
+    std::string strategy;  // empty: every output kernel of the variant
+    int min_repeats = 5;
+    double min_seconds = 0.5;
+    bool interpreter = true;
+    bool json = false;
+};
+int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
+
+}  // namespace attnforge::cli

@@ -1,0 +1,95 @@
+#include "fma_peak.hpp"
+
+#include <immintrin.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace attnforge::cli {
+
+namespace {
+
+// 16 independent accumulators hide the FMA latency (4 cycles) on two FMA ports.
+__attribute__((target("avx512f"))) float fma_loop_avx512(long iterations) {
+    __m512 acc[16];
+    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
+    for (long n = 0; n < iterations; ++n)
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    __m512 s = acc[0];
+    for (int i = 1; i < 16; ++i) s = _mm512_add_ps(s, acc[i]);
+    float out[16], sum = 0;
+    _mm512_storeu_ps(out, s);
+    for (float v : out) sum += v;
+    return sum;
+}
+
+__attribute__((target("avx2,fma"))) float fma_loop_avx2(long iterations) {
+    __m256 acc[16];
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_ps(float(i));
+    for (long n = 0; n < iterations; ++n)
+        for (int i = 0; i < 16; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    float out[8], sum = 0;
+    __m256 s = acc[0];
+    for (int i = 1; i < 16; ++i) s = _mm256_add_ps(s, acc[i]);
+    _mm256_storeu_ps(out, s);
+    for (float v : out) sum += v;
+    return sum;
+}
+
+float fma_loop_scalar(long iterations) {
+    float acc[16];
+    for (int i = 0; i < 16; ++i) acc[i] = float(i);
+    for (long n = 0; n < iterations; ++n)
+        for (int i = 0; i < 16; ++i) acc[i] = acc[i] * 0.999999f + 1e-7f;
+    float sum = 0;
+    for (float v : acc) sum += v;
+    return sum;
+}
+
+}  // namespace
+
+Peak measure_fma_peak(int threads, double seconds) {
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const int lanes = avx512 ? 16 : avx2 ? 8 : 1;
+    auto body = [&](long iterations) {
+        return avx512 ? fma_loop_avx512(iterations) : avx2 ? fma_loop_avx2(iterations) : fma_loop_scalar(iterations);
+    };
+    // Calibrate the iteration count on one thread, then run all threads at once.
+    long iterations = 1 << 16;
+    for (;;) {
+        const auto t0 = std::chrono::steady_clock::now();
+        volatile float sink = body(iterations);
+        (void)sink;
+        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (dt > seconds / 4) {
+            iterations = static_cast<long>(double(iterations) * seconds / dt);
+            break;
+        }
+        iterations *= 4;
+    }
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> pool;
+    std::vector<float> sinks(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            ++ready;
+            while (!go) std::this_thread::yield();
+            sinks[static_cast<std::size_t>(t)] = body(iterations);
+        });
+    while (ready < threads) std::this_thread::yield();
+    const auto t0 = std::chrono::steady_clock::now();
+    go = true;
+    for (auto& th : pool) th.join();
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double flops = 2.0 * 16 * lanes * double(iterations) * threads;
+    return {flops / dt / 1e9, avx512 ? "avx512f" : avx2 ? "avx2+fma" : "scalar"};
+}
+
+}  // namespace attnforge::cli

@@ -1,0 +1,62 @@
+// attnforge list [--json]: every variant with its inputs and output, and its kernels: strategy, size
+// class (the rule), what they compute, and the target they were built for.
+#include "commands.hpp"
+
+#include <attnforge/runtime/run.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+namespace attnforge::cli {
+
+namespace {
+
+const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boolean ? "bool" : "float32"; }
+
+nlohmann::json tensor_json(const dsl::tensor_spec& s) {
+    return {{"name", s.name}, {"shape", s.shape_symbol()}, {"dtype", dtype_name(s.dtype)}};
+}
+
+}  // namespace
+
+int list(const ListOptions& options, std::ostream& out) {
+    nlohmann::json all = nlohmann::json::array();
+    for (std::string_view variant : runtime::variants()) {
+        const auto outputs = runtime::kernels_for(variant, "output");
+        const dsl::graph_signature sig = outputs.front()->signature();
+        nlohmann::json v = {{"variant", variant}, {"inputs", nlohmann::json::array()}, {"output", tensor_json(sig.output)}};
+        for (const auto& in : sig.inputs) v["inputs"].push_back(tensor_json(in));
+        v["kernels"] = nlohmann::json::array();
+        for (std::string_view result : {"output", "attention_weights"})
+            for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result))
+                v["kernels"].push_back({{"name", k->name},
+                                        {"result", k->result},
+                                        {"strategy", k->strategy},
+                                        {"sizes", k->size_class},
+                                        {"knobs", k->knobs},
+                                        {"target", k->metadata()->target}});
+        all.push_back(v);
+    }
+    if (options.json) {
+        out << all.dump(2) << "\n";
+        return 0;
+    }
+    for (const auto& v : all) {
+        out << fmt::format("{}\n  inputs:", v["variant"].get<std::string>());
+        for (const auto& in : v["inputs"])
+            out << fmt::format(" {}{}{}", in["name"].get<std::string>(), in["shape"].get<std::string>(),
+                               in["dtype"] == "bool" ? ":bool" : "");
+        out << fmt::format("\n  output: {}\n", v["output"]["shape"].get<std::string>());
+        for (const auto& k : v["kernels"])
+            out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<9} {}{}\n", k["name"].get<std::string>(),
+                               k["result"].get<std::string>(), k["strategy"].get<std::string>(),
+                               k["sizes"].get<std::string>(), k["target"].get<std::string>(),
+                               k["knobs"].get<std::string>().empty() ? "" : "  " + k["knobs"].get<std::string>());
+    }
+    out << "Each (variant, result) runs the first kernel whose size class holds (Lk: the attention's key length).\n";
+    return 0;
+}
+
+}  // namespace attnforge::cli

@@ -1,0 +1,58 @@
+// attnforge: the command line. Argument parsing only (CLI11); the commands live in the attnforge_cli
+// library (commands.hpp). Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.
+#include "commands.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    CLI::App app{"attnforge: fast transformer attention on CPUs, generated ahead of time from a DSL"};
+    app.require_subcommand(1);
+
+    attnforge::cli::ListOptions list;
+    auto* list_cmd = app.add_subcommand("list", "List the variants, their inputs and output, and their kernels");
+    list_cmd->add_flag("--json", list.json, "Machine-readable output");
+
+    attnforge::cli::RunOptions run;
+    auto* run_cmd = app.add_subcommand("run", "Run a variant on .npy inputs");
+    run_cmd->add_option("variant", run.variant, "Variant name (see `attnforge list`)")->required();
+    run_cmd->add_option("--input", run.inputs, "NAME=FILE.npy, once per input of the variant")->required();
+    run_cmd->add_option("--output", run.output, "Where to write the output (.npy, float32)")->required();
+    run_cmd->add_option("--engine", run.engine, "kernel (generated code) or interpreter (float64 reference)")
+        ->check(CLI::IsMember({"kernel", "interpreter"}));
+    run_cmd->add_option("--attention-weights", run.attention_weights,
+                        "Also write the softmax probabilities (B, Hq, Lq, Lk) to this .npy file");
+    run_cmd->add_option("--threads", run.threads, "Threads for this run (default: one per core)")
+        ->check(CLI::PositiveNumber);
+
+    attnforge::cli::BenchOptions bench;
+    auto* bench_cmd = app.add_subcommand(
+        "bench",
+        "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak measured in the "
+        "same run. Protocol: 2 warm-up calls, then calls until --repeats and 0.5 s, median reported.");
+    bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
+    bench_cmd->add_option("--batch", bench.batch, "B")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--length", bench.length, "Every sequence length (L)")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--lq", bench.lq, "Query length Lq (overrides --length)")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--lk", bench.lk, "Key length Lk (overrides --length)")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--threads", bench.threads, "Thread counts to measure, e.g. 1,2")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--strategy", bench.strategy, "Only kernels of this strategy");
+    bench_cmd->add_option("--repeats", bench.min_repeats, "Minimum timed calls per kernel")->check(CLI::PositiveNumber);
+    bench_cmd->add_flag("!--no-interpreter", bench.interpreter, "Skip the interpreter");
+    bench_cmd->add_flag("--json", bench.json, "Also print the rows as JSON");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int status = app.exit(e);  // prints help or the usage error
+        return status == 0 ? 0 : 2;
+    }
+    if (*list_cmd) return attnforge::cli::list(list, std::cout);
+    if (*run_cmd) return attnforge::cli::run(run, std::cout, std::cerr);
+    if (*bench_cmd) return attnforge::cli::bench(bench, std::cout, std::cerr);
+    return 2;
+}

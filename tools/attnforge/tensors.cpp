@@ -1,0 +1,51 @@
+#include "tensors.hpp"
+
+#include <attnforge/errors.hpp>
+
+#include <cstring>
+#include <ostream>
+
+namespace attnforge::cli {
+
+namespace {
+std::string dtype_text(io::npy_dtype t) {
+    switch (t) {
+        case io::npy_dtype::float32: return "float32 '<f4'";
+        case io::npy_dtype::float64: return "float64 '<f8'";
+        case io::npy_dtype::boolean: return "bool '|b1'";
+        default: return "uint8 '|u1'";
+    }
+}
+}  // namespace
+
+runtime::Tensor load_input(const std::string& name, const std::string& path, dsl::element_type expected,
+                           std::ostream& warnings) {
+    const io::NpyArray a = io::read_npy(path);
+    const auto n = static_cast<std::size_t>(a.element_count());
+    if (expected == dsl::element_type::boolean) {
+        if (a.dtype != io::npy_dtype::boolean && a.dtype != io::npy_dtype::uint8)
+            throw input_error("input '" + name + "' (" + path + ") must be a bool '|b1' or uint8 '|u1' mask, given " +
+                              dtype_text(a.dtype));
+        runtime::Tensor t = runtime::Tensor::boolean(a.shape);
+        for (std::size_t i = 0; i < n; ++i) t.u8[i] = std::to_integer<std::uint8_t>(a.bytes[i]) != 0 ? 1 : 0;
+        return t;
+    }
+    if (a.dtype == io::npy_dtype::float32) {
+        runtime::Tensor t = runtime::Tensor::float32(a.shape);
+        if (n) std::memcpy(t.f32.data(), a.bytes.data(), n * sizeof(float));
+        return t;
+    }
+    if (a.dtype == io::npy_dtype::float64) {
+        warnings << "attnforge: warning: input '" << name << "' (" << path << ") is float64; converting to float32\n";
+        runtime::Tensor t = runtime::Tensor::float32(a.shape);
+        for (std::size_t i = 0; i < n; ++i) {
+            double v;
+            std::memcpy(&v, a.bytes.data() + 8 * i, 8);
+            t.f32[i] = static_cast<float>(v);
+        }
+        return t;
+    }
+    throw input_error("input '" + name + "' (" + path + ") must be float32 '<f4', given " + dtype_text(a.dtype));
+}
+
+}  // namespace attnforge::cli

@@ -1,0 +1,18 @@
+// Between .npy files and the engines' tensors, with the contract's dtype rules (CONTRACT §4).
+#pragma once
+
+#include <attnforge/interp/tensor.hpp>
+#include <attnforge/io/npy.hpp>
+#include <attnforge/runtime/tensor.hpp>
+
+#include <iosfwd>
+#include <string>
+
+namespace attnforge::cli {
+
+// Reads input `name` from `path` as `expected`: float32 tensors accept <f4 (and <f8, converted with a
+// warning on `warnings`); masks accept |b1 or |u1 (nonzero = true). Throws input_error otherwise.
+runtime::Tensor load_input(const std::string& name, const std::string& path, dsl::element_type expected,
+                           std::ostream& warnings);
+
+}  // namespace attnforge::cli
