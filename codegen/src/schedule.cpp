@@ -9,6 +9,10 @@ using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 
+// Tails: every Func scheduled here reads its inputs clamped (see lower/), so tiles are rounded up
+// (TailStrategy::RoundUp): whole register tiles and vectors, no tail branches. Only the pipeline's
+// output, written into the caller's buffer, guards its tails.
+
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
 // A register tile of proj_rows rows × proj_cols vectors accumulates over all of i, then is stored.
 void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
@@ -22,23 +26,21 @@ void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
     Var oo("oo"), oi("oi"), lo("lo"), li("li"), t("t");
     const int cols = k.proj_cols * lanes;
     out.compute_root()
-        .tile(o, l, oo, lo, oi, li, cols, k.proj_rows, TailStrategy::GuardWithIf)
+        .tile(o, l, oo, lo, oi, li, cols, k.proj_rows, TailStrategy::RoundUp)
         .reorder(oi, li, oo, lo, b)
         .fuse(lo, b, t)
         .parallel(t)
-        .vectorize(oi, lanes, TailStrategy::GuardWithIf);
-    sum.compute_at(out, oo)
-        .vectorize(sum.args()[0], lanes, TailStrategy::GuardWithIf)
-        .unroll(sum.args()[1], k.proj_rows, TailStrategy::GuardWithIf);
+        .vectorize(oi, lanes);
+    sum.compute_at(out, oo).vectorize(sum.args()[0], lanes).unroll(sum.args()[1]);
     const std::vector<Var> s = sum.args();
     const RVar i = sum.rvars(0).at(0);
     Var so("so"), si("si");
     sum.update()
-        .split(s[0], so, si, lanes, TailStrategy::GuardWithIf)
+        .split(s[0], so, si, lanes)
         .reorder(si, so, s[1], i)
         .vectorize(si)
         .unroll(so)
-        .unroll(s[1], k.proj_rows, TailStrategy::GuardWithIf);
+        .unroll(s[1]);
 }
 
 // K is read along keys by the score product: give it a copy, per head and query block, stored with
@@ -55,20 +57,20 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
     const std::vector<Var> d = dot.args();  // (k, q, h, b)
     Var ko("ko"), ki("ki"), qo("qo"), qi("qi");
     dot.compute_at(level)
-        .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::GuardWithIf)
+        .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::RoundUp)
         .vectorize(ki, lanes)
         .unroll(qi);
     sum.compute_at(dot, ko);
     const std::vector<Var> s = sum.args();
-    sum.vectorize(s[0], lanes, TailStrategy::GuardWithIf);
+    sum.vectorize(s[0], lanes).unroll(s[1]);
     const RVar e = sum.rvars(0).at(0);
     Var so("so"), si("si");
     sum.update()
-        .split(s[0], so, si, lanes, TailStrategy::GuardWithIf)
+        .split(s[0], so, si, lanes)
         .reorder(si, so, s[1], e)
         .vectorize(si)
-        .unroll(so, k.k_unroll, TailStrategy::GuardWithIf)
-        .unroll(s[1], k.q_unroll, TailStrategy::GuardWithIf);
+        .unroll(so)
+        .unroll(s[1]);
     transpose_keys(core, level);
 }
 
@@ -77,31 +79,31 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
     const std::vector<Var> a = out.args();  // (e or k, q, h, b)
     Var qo("qo"), qi("qi"), t("t");
     out.compute_root()
-        .split(a[1], qo, qi, k.q_block, TailStrategy::GuardWithIf)
+        .split(a[1], qo, qi, k.q_block, TailStrategy::RoundUp)
         .reorder(a[0], qi, qo, a[2], a[3])
         .fuse(qo, a[2], t)
         .fuse(t, a[3], t)
         .parallel(t)
-        .vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+        .vectorize(a[0], lanes, TailStrategy::RoundUp);
     schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
     core.row_max.compute_at(out, t);
-    core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::GuardWithIf);
+    core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
     core.row_sum.compute_at(out, t);
     if (core.weighted.defined()) {
         // P·V register tiles: q_unroll rows × all of E, accumulated over every key.
         Func acc = core.weighted;
         const std::vector<Var> w = acc.args();
         Var wo("wo"), wi("wi");
-        out.split(qi, wo, wi, k.q_unroll, TailStrategy::GuardWithIf).unroll(wi);
-        acc.compute_at(out, wo).vectorize(w[0], lanes, TailStrategy::GuardWithIf);
+        out.split(qi, wo, wi, k.q_unroll, TailStrategy::RoundUp).unroll(wi);
+        acc.compute_at(out, wo).vectorize(w[0], lanes, TailStrategy::RoundUp);
         const RVar r = acc.rvars(0).at(0);
         Var eo("eo"), ei("ei");
         acc.update()
-            .split(w[0], eo, ei, lanes, TailStrategy::GuardWithIf)
+            .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
             .reorder(ei, eo, w[1], r)
             .vectorize(ei)
             .unroll(eo)
-            .unroll(w[1], k.q_unroll, TailStrategy::GuardWithIf);
+            .unroll(w[1], k.q_unroll, TailStrategy::RoundUp);
     }
 }
 
@@ -111,31 +113,31 @@ void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
     Var qo("qo"), qi("qi"), t("t");
     // The output's query split matches the algorithm's query tiles exactly.
     out.compute_root()
-        .split(a[1], qo, qi, k.q_block, TailStrategy::GuardWithIf)
+        .split(a[1], qo, qi, k.q_block, TailStrategy::RoundUp)
         .reorder(a[0], qi, qo, a[2], a[3])
         .fuse(qo, a[2], t)
         .fuse(t, a[3], t)
         .parallel(t)
-        .vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+        .vectorize(a[0], lanes, TailStrategy::RoundUp);
     Func state = core.state;
     const std::vector<Var> s = state.args();  // (e, qi, qt, h, b)
-    state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::GuardWithIf);
+    state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
     const RVar rb = state.rvars(0).at(0);
-    state.update().reorder(s[0], s[1], rb).vectorize(s[0], lanes, TailStrategy::GuardWithIf);
+    state.update().reorder(s[0], s[1], rb).vectorize(s[0], lanes, TailStrategy::RoundUp);
 
     // Everything of one key block is computed inside the block loop.
     schedule_score_product(core, Halide::LoopLevel(state, rb), k, lanes);
     core.block_max.compute_at(state, rb);
-    core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::GuardWithIf);
+    core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
     core.block_sum.compute_at(state, rb);
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
-    acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::GuardWithIf);
+    acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::RoundUp);
     const RVar r = acc.rvars(0).at(0);
     Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
     acc.update()
-        .split(w[0], eo, ei, lanes, TailStrategy::GuardWithIf)
-        .split(w[1], qg, qu, k.q_unroll, TailStrategy::GuardWithIf)
+        .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
+        .split(w[1], qg, qu, k.q_unroll, TailStrategy::RoundUp)
         .reorder(ei, eo, qu, r, qg)
         .vectorize(ei)
         .unroll(eo)

@@ -32,6 +32,12 @@ constexpr KeyBand key_band(const dsl::mask_node<S, Spec>& n) {
 template <class S, class E>
 constexpr KeyBand key_band(const dsl::modify_node<S, E>& n) { return key_band(n.scores); }
 
+// V's column e, clamped where the head width is not a whole number of vectors (64 lanes at most), so
+// that schedules may round vector tiles up.
+inline Halide::Expr value_column(const Halide::Var& e, int head_width) {
+    return head_width % 64 == 0 ? Halide::Expr(e) : Halide::clamp(e, 0, head_width - 1);
+}
+
 // Online softmax over key blocks (the streaming strategy). Each block is normalized by its own max,
 // then merged into the running state: m' = max(m, m_b), l' = l·e^(m-m') + l_b·e^(m_b-m'),
 // acc' = acc·e^(m-m') + acc_b·e^(m_b-m'); the output is acc / l (0 when l = 0: every key masked).
@@ -64,7 +70,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     core.block_weighted = Halide::Func(name + "_block_weighted");
     core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
     core.block_weighted(e, qi, qt, h, b, kb) +=
-        core.block_exps(rk, qi, qt, h, b, kb) * v.func(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
+        core.block_exps(rk, qi, qt, h, b, kb) * v.func(value_column(e, core.head_width), Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches.
     Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
@@ -100,7 +106,9 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
     Halide::RDom e(0, Q::kind::head_width, "e");
     Halide::Func sum(name + "_sum"), f(name);
     sum(kv, qi, h, b) = 0.0f;
-    sum(kv, qi, h, b) += q.func(e, qi, h, b) * k.func(e, kv, h / group, b);
+    // Indices clamped as in linear: score tiles may be rounded up.
+    sum(kv, qi, h, b) += q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) *
+                         k.func(e, Halide::clamp(kv, 0, k.extents[1] - 1), h / group, b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale());
     ctx.roles.score_products.push_back({f, sum, k.func});
     // extents: (Lk, Lq, Hq, B)
@@ -165,7 +173,7 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
         } else {
             Halide::RDom r(0, p_extents[0], "r");
             acc(e, q, h, b) = 0.0f;
-            acc(e, q, h, b) += core.exps(r, q, h, b) * v.func(e, r, h / group, b);
+            acc(e, q, h, b) += core.exps(r, q, h, b) * v.func(detail::value_column(e, V::kind::head_width), r, h / group, b);
             const Halide::Expr z = core.row_sum(q, h, b);
             out(e, q, h, b) = Halide::select(z > 0.0f, acc(e, q, h, b) / z, 0.0f);
             core.weighted = acc;

@@ -1,5 +1,7 @@
 // linear: y(o, l, b) = Σ_i x(i, l, b) · w(o, i) (+ bias(o)). The reduction is its own Func so that a
-// schedule can compute it register-blocked inside tiles of the output.
+// schedule can compute it register-blocked inside tiles of the output. Rows are read clamped to
+// [0, L): a schedule may round row tiles up (whole register tiles, no tail branches) without reading
+// outside x; the extra rows are never consumed.
 #pragma once
 
 #include <attnforge/codegen/lower.hpp>
@@ -14,7 +16,10 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     Halide::RDom i(0, X::kind::width, "i");
     Halide::Func sum(name + "_sum"), y(name);
     sum(o, l, b) = 0.0f;
-    sum(o, l, b) += x.func(i, l, b) * w.func(o, i);
+    // Output columns too, where D_out is not a whole number of the widest vector tile (64 lanes).
+    constexpr int Dout = W::kind::out_width;
+    const Halide::Expr column = Dout % 64 == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
+    sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
         const Lowered bias = node(n.bias, ctx);
         y(o, l, b) = sum(o, l, b) + bias.func(o);

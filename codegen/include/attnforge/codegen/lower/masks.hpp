@@ -19,10 +19,14 @@ Lowered Lower::impl(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
         keep = k <= q;  // top-left aligned
     } else if constexpr (requires { n.spec.expr; }) {
         keep = dsl::ex::evaluate(n.spec.expr, HalideEnv{Halide::Expr(), b, h, q, k}, HalideBackend{});
-    } else if constexpr (std::is_same_v<Spec, dsl::key_padding_spec<decltype(n.spec.mask)>>) {
-        keep = node(n.spec.mask, ctx).func(k, b) == 0;  // true = padded
     } else {
-        keep = node(n.spec.mask, ctx).func(k, q, b) != 0;
+        // Mask inputs are read clamped to their extents, so that schedules may round score tiles up.
+        const Lowered m = node(n.spec.mask, ctx);
+        const Halide::Expr kc = Halide::clamp(k, 0, m.extents[0] - 1);
+        if constexpr (std::is_same_v<Spec, dsl::key_padding_spec<decltype(n.spec.mask)>>)
+            keep = m.func(kc, b) == 0;  // true = padded
+        else
+            keep = m.func(kc, Halide::clamp(q, 0, m.extents[1] - 1), b) != 0;
     }
     Halide::Func f(ctx.name("mask"));
     f(k, q, h, b) = Halide::select(keep, s.func(k, q, h, b), minus_infinity());

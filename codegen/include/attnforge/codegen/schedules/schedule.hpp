@@ -1,7 +1,7 @@
 // apply_schedule: schedules a lowered graph by role (see lowering.hpp), for the knobs' strategy and
 // the target. Every strategy: projections as register-blocked matrix products, parallel over row
 // tiles; attention cores parallel over batch × heads × query blocks; everything vectorized with the
-// target's natural width; GuardWithIf tails, so any length is correct.
+// target's natural width; any length is correct (rounded-up internal tiles, a guarded output).
 #pragma once
 
 #include <attnforge/codegen/lowering.hpp>
