@@ -9,6 +9,10 @@
 int main(int argc, char** argv) {
     CLI::App app{"attnforge: fast transformer attention on CPUs, generated ahead of time from a DSL"};
     app.require_subcommand(1);
+    // One line on stderr for bad usage (CONTRACT §3).
+    app.failure_message([](const CLI::App*, const CLI::Error& e) {
+        return std::string("attnforge: ") + e.what() + " (see attnforge --help)\n";
+    });
 
     attnforge::cli::ListOptions list;
     auto* list_cmd = app.add_subcommand("list", "List the variants, their inputs and output, and their kernels");

@@ -20,7 +20,13 @@ std::string dtype_text(io::npy_dtype t) {
 
 runtime::Tensor load_input(const std::string& name, const std::string& path, dsl::element_type expected,
                            std::ostream& warnings) {
-    const io::NpyArray a = io::read_npy(path);
+    const io::NpyArray a = [&] {
+        try {
+            return io::read_npy(path);
+        } catch (const input_error& e) {
+            throw input_error("input '" + name + "': " + e.what());
+        }
+    }();
     const auto n = static_cast<std::size_t>(a.element_count());
     if (expected == dsl::element_type::boolean) {
         if (a.dtype != io::npy_dtype::boolean && a.dtype != io::npy_dtype::uint8)

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""CLI tests for `attnforge list` and `attnforge run` (CONTRACT §3, §4).
+
+Round trips: for every variant `attnforge list --json` shows, NumPy writes inputs of the listed
+shapes, both engines run, and the kernel's output and attention weights agree with the
+interpreter's within CONTRACT §5. Errors: every exit-status-2 case leaves no output file and says
+what was expected on one stderr line.
+
+Usage: test_cli.py PATH/TO/attnforge   (run by CTest)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+ATTNFORGE = None
+LENGTHS = {"x": 5, "memory": 7, "q": 6, "kv": 9}  # by sequence tag; Lq != Lk where a variant allows it
+
+
+def attnforge(*args):
+    return subprocess.run([ATTNFORGE, *args], capture_output=True, text=True)
+
+
+def shape_of(symbol, batch=2, heads=3):
+    dims = []
+    for part in symbol.strip("()").split(","):
+        part = part.strip()
+        if part == "B":
+            dims.append(batch)
+        elif part == "H":
+            dims.append(heads)
+        elif part.startswith("L["):
+            dims.append(LENGTHS[part[2:-1]])
+        elif part:
+            dims.append(int(part))
+    return tuple(dims)
+
+
+def write_inputs(variant, directory, rng):
+    args = []
+    for spec in variant["inputs"]:
+        shape = shape_of(spec["shape"])
+        if spec["dtype"] == "bool":
+            value = rng.random(shape) < 0.3
+            if spec["name"] == "attn_mask":
+                value = ~value
+        else:
+            scale = 1 / np.sqrt(shape[0]) if len(shape) == 2 and "L" not in spec["shape"] else 1.0
+            value = (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
+        path = os.path.join(directory, spec["name"] + ".npy")
+        np.save(path, value)
+        args += ["--input", f"{spec['name']}={path}"]
+    return args
+
+
+class ListTest(unittest.TestCase):
+    def test_json_lists_every_contract_variant_with_kernels(self):
+        r = attnforge("list", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        variants = {v["variant"]: v for v in json.loads(r.stdout)}
+        for name in ["seed_attention", "sdpa", "sdpa_causal", "mha", "mha_causal", "mha_padding",
+                     "cross_attention", "gqa", "self_attention_layer"]:
+            self.assertIn(name, variants)
+            self.assertTrue(any(k["result"] == "output" for k in variants[name]["kernels"]))
+        self.assertEqual([i["name"] for i in variants["mha"]["inputs"]], ["x", "wq", "wk", "wv", "wo"])
+        self.assertEqual(variants["sdpa"]["output"]["shape"], "(B, H, L[q], 64)")
+
+    def test_text_names_strategy_sizes_and_target(self):
+        r = attnforge("list")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("sdpa__streaming", r.stdout)
+        self.assertIn("Lk<=2048", r.stdout)
+        self.assertIn("x86-64", r.stdout)
+
+
+class RoundTripTest(unittest.TestCase):
+    def test_every_variant_kernel_matches_interpreter_through_npy(self):
+        variants = json.loads(attnforge("list", "--json").stdout)
+        rng = np.random.default_rng(7)
+        for variant in variants:
+            name = variant["variant"]
+            with self.subTest(variant=name), tempfile.TemporaryDirectory() as d:
+                inputs = write_inputs(variant, d, rng)
+                outs = {}
+                for engine in ("kernel", "interpreter"):
+                    out, weights = os.path.join(d, f"{engine}.npy"), os.path.join(d, f"{engine}_w.npy")
+                    r = attnforge("run", name, *inputs, "--output", out, "--engine", engine,
+                                  "--attention-weights", weights)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    outs[engine] = (np.load(out), np.load(weights))
+                    self.assertEqual(outs[engine][0].dtype, np.float32)
+                    self.assertEqual(outs[engine][0].shape, shape_of(variant["output"]["shape"]))
+                for k, ref in zip(outs["kernel"], outs["interpreter"]):
+                    bound = 1e-4 * (1 + np.abs(ref).max(initial=0))
+                    self.assertLessEqual(np.abs(k - ref).max(initial=0), bound)
+
+    def test_threads_option_and_float64_input_warning(self):
+        with tempfile.TemporaryDirectory() as d:
+            rng = np.random.default_rng(1)
+            for n in "qkv":
+                np.save(os.path.join(d, f"{n}.npy"), rng.uniform(-1, 1, (1, 2, 4, 64)))  # float64
+            out = os.path.join(d, "o.npy")
+            r = attnforge("run", "sdpa", *[f"--input={n}={d}/{n}.npy" for n in "qkv"], "--output", out,
+                          "--threads", "1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("float64", r.stderr)
+            self.assertEqual(np.load(out).shape, (1, 2, 4, 64))
+
+
+class ErrorTest(unittest.TestCase):
+    """Exit status 2, one line on stderr naming what was expected and given, no output file."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.d = self.dir.name
+        self.out = os.path.join(self.d, "out.npy")
+        rng = np.random.default_rng(3)
+        for n, shape in (("q", (1, 2, 4, 64)), ("k", (1, 2, 5, 64)), ("v", (1, 2, 5, 64))):
+            np.save(os.path.join(self.d, f"{n}.npy"), rng.uniform(-1, 1, shape).astype(np.float32))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def inputs(self, **override):
+        paths = {n: os.path.join(self.d, f"{n}.npy") for n in "qkv"}
+        paths.update(override)
+        return [f"--input={n}={p}" for n, p in paths.items() if p is not None]
+
+    def assert_rejected(self, args, *fragments):
+        r = attnforge(*args)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertFalse(os.path.exists(self.out), "an output file was written")
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        for f in fragments:
+            self.assertIn(f, r.stderr)
+
+    def test_unknown_variant(self):
+        self.assert_rejected(["run", "no_such_variant", *self.inputs(), "--output", self.out],
+                             "unknown variant 'no_such_variant'", "sdpa")
+
+    def test_missing_input(self):
+        self.assert_rejected(["run", "sdpa", *self.inputs(v=None), "--output", self.out],
+                             "missing input 'v'", "(B=1, H=2, L[kv]=5, 64)")
+
+    def test_extra_input(self):
+        self.assert_rejected(["run", "sdpa", *self.inputs(), f"--input=bias={self.d}/q.npy", "--output", self.out],
+                             "unexpected input 'bias'")
+
+    def test_wrong_shape(self):
+        np.save(os.path.join(self.d, "bad.npy"), np.zeros((1, 2, 5, 32), np.float32))
+        self.assert_rejected(["run", "sdpa", *self.inputs(k=os.path.join(self.d, "bad.npy")), "--output", self.out],
+                             "input 'k' must have shape (B=1, H=2, L[kv], 64)", "given (1, 2, 5, 32)")
+
+    def test_wrong_dtype(self):
+        np.save(os.path.join(self.d, "int.npy"), np.zeros((1, 2, 5, 64), np.int32))
+        self.assert_rejected(["run", "sdpa", *self.inputs(k=os.path.join(self.d, "int.npy")), "--output", self.out],
+                             "input 'k'", "expected float32 '<f4'", "'<i4'")
+
+    def test_float_mask_is_the_wrong_dtype(self):
+        x = np.zeros((1, 3, 512), np.float32)
+        w = np.zeros((512, 512), np.float32)
+        for n, v in (("x", x), ("w", w), ("m", np.zeros((1, 3), np.float32))):
+            np.save(os.path.join(self.d, f"{n}.npy"), v)
+        args = [f"--input={n}={self.d}/w.npy" for n in ("wq", "wk", "wv", "wo")]
+        self.assert_rejected(["run", "mha_padding", f"--input=x={self.d}/x.npy", *args,
+                              f"--input=key_padding_mask={self.d}/m.npy", "--output", self.out],
+                             "key_padding_mask", "bool '|b1' or uint8 '|u1'")
+
+    def test_unreadable_files(self):
+        self.assert_rejected(["run", "sdpa", *self.inputs(q=os.path.join(self.d, "absent.npy")), "--output", self.out],
+                             "absent.npy", "cannot open")
+        with open(os.path.join(self.d, "corrupt.npy"), "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00garbage")
+        self.assert_rejected(["run", "sdpa", *self.inputs(q=os.path.join(self.d, "corrupt.npy")), "--output", self.out],
+                             "corrupt.npy")
+
+    def test_bad_usage(self):
+        self.assert_rejected(["run", "sdpa", *self.inputs(), "--output", self.out, "--engine", "gpu"], "engine")
+        self.assert_rejected(["run", "sdpa", *self.inputs()], "--output")
+        self.assert_rejected(["run", "sdpa", "--input", "q", "--output", self.out], "NAME=FILE.npy")
+
+    def test_unwritable_output_is_status_2_and_leaves_nothing(self):
+        out = os.path.join(self.d, "no_dir", "out.npy")
+        r = attnforge("run", "sdpa", *self.inputs(), "--output", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    ATTNFORGE = sys.argv.pop(1)
+    unittest.main(verbosity=2)
