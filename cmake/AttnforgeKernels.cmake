@@ -62,7 +62,8 @@ function(attnforge_add_kernels)
       "    {\"${name}\", \"${variant}\", \"${result}\", \"${strategy}\", \"${sizes}\", \"${knob_text}\",\n"
       "     &${target}_argv, &${target}_metadata,\n"
       "     [] { return dsl::signature(dsl::variants::${variant}); },\n"
-      "     [] { return ${result}_spec(dsl::variants::${variant}); }},\n")
+      "     [] { return ${result}_spec(dsl::variants::${variant}); },\n"
+      "     [] { return dsl::attention_weights_spec(dsl::variants::${variant}); }},\n")
     list(APPEND libraries ${target})
   endforeach()
   set(${ARG_REGISTRY_OUT} "${entries}" PARENT_SCOPE)

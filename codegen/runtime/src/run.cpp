@@ -47,16 +47,12 @@ std::mutex thread_count_mutex;
 
 const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boolean ? "bool" : "float32"; }
 
-// The attention's key length: the last axis of the attention weights (B, Hq, Lq, Lk).
+// The attention's key length Lk: the last axis of the variant's attention weights (B, Hq, Lq, Lk).
 std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes) {
-    const dsl::tensor_spec weights = k.result == "attention_weights" ? k.result_spec() : dsl::tensor_spec{};
-    const dsl::tensor_spec& spec = weights.dims.empty() ? k.result_spec() : weights;
-    for (auto d = spec.dims.rbegin(); d != spec.dims.rend(); ++d)
-        if (d->role == dsl::dim_spec::axis::sequence) {
-            auto it = sizes.sequence_length.find(d->sequence);
-            if (it != sizes.sequence_length.end()) return it->second;
-        }
-    return 0;
+    const dsl::tensor_spec weights = k.attention_weights_spec();
+    if (weights.dims.empty() || weights.dims.back().role != dsl::dim_spec::axis::sequence) return 0;
+    auto it = sizes.sequence_length.find(weights.dims.back().sequence);
+    return it == sizes.sequence_length.end() ? 0 : it->second;
 }
 
 bool size_class_holds(std::string_view cls, std::int64_t lk) {

@@ -22,6 +22,7 @@ struct KernelEntry {
     const halide_filter_metadata_t* (*metadata)();
     dsl::graph_signature (*signature)();           // the variant's inputs and output
     dsl::tensor_spec (*result_spec)();             // what this kernel writes
+    dsl::tensor_spec (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
 };
 
 std::span<const KernelEntry> registry();

@@ -1,0 +1,75 @@
+// The runtime API: the rule picks kernels by size class, every entry checks names, shapes, dtypes and
+// sizes before touching memory (errors name the input and both shapes), the thread count is
+// selectable per call without changing results, and empty sizes give empty outputs.
+#define BOOST_TEST_MODULE runtime
+#include <boost/test/unit_test.hpp>
+
+#include <attnforge/errors.hpp>
+#include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/synthetic_inputs.hpp>
+
+namespace runtime = attnforge::runtime;
+
+namespace {
+
+runtime::TensorMap sdpa_inputs(std::int64_t Lq, std::int64_t Lk) {
+    return runtime::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+                                     {1, 2, {{"q", Lq}, {"kv", Lk}}}, {});
+}
+
+std::string error_of(const runtime::TensorMap& inputs, std::string_view variant = "sdpa") {
+    try {
+        runtime::run(variant, inputs);
+    } catch (const attnforge::input_error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_rule_picks_by_key_length) {
+    BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 2048)).strategy == "materialized");
+    BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 2049)).strategy == "streaming");
+    BOOST_TEST(runtime::select_kernel("sdpa_causal", sdpa_inputs(4, 64)).strategy == "streaming");
+    BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 64), "attention_weights").result == "attention_weights");
+}
+
+BOOST_AUTO_TEST_CASE(bad_inputs_are_named_with_both_shapes) {
+    auto in = sdpa_inputs(4, 5);
+    in["k"] = runtime::Tensor::float32({1, 2, 5, 32});
+    BOOST_TEST(error_of(in) == "sdpa: input 'k' must have shape (B=1, H=2, L[kv], 64), given (1, 2, 5, 32)");
+
+    in = sdpa_inputs(4, 5);
+    in["v"] = runtime::Tensor::boolean({1, 2, 5, 64});
+    BOOST_TEST(error_of(in) == "sdpa: input 'v' must be float32, given bool");
+
+    in = sdpa_inputs(4, 5);
+    in["q"].f32.pop_back();
+    BOOST_TEST(error_of(in) == "sdpa: input 'q' holds 511 values but its shape (1, 2, 4, 64) needs 512");
+
+    in = sdpa_inputs(4, 5);
+    in.erase("q");
+    BOOST_TEST(error_of(in).starts_with("sdpa: missing input 'q'"));
+
+    BOOST_TEST(error_of(sdpa_inputs(4, 5), "nope").starts_with("unknown variant 'nope'; known: seed_attention, sdpa"));
+}
+
+BOOST_AUTO_TEST_CASE(thread_count_per_call_does_not_change_results) {
+    const auto in = sdpa_inputs(129, 300);
+    runtime::RunOptions one, two;
+    one.threads = 1;
+    two.threads = 2;
+    for (const runtime::KernelEntry* k : runtime::kernels_for("sdpa", "output")) {
+        BOOST_TEST_CONTEXT(k->name) {
+            const auto a = runtime::run_kernel(*k, in, one), b = runtime::run_kernel(*k, in, two);
+            BOOST_TEST(a.f32 == b.f32);  // bit-identical: no reduction is split across threads
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
+    const auto out = runtime::run("sdpa", sdpa_inputs(0, 5));
+    BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
+    BOOST_TEST(out.f32.empty());
+}
