@@ -5,8 +5,8 @@
 #
 # Options:
 #   ATTNFORGE_KERNEL_TARGETS  Halide target(s) for every kernel. "host" (default) is the build machine;
-#                             a comma-separated list (e.g. the ATTNFORGE_MULTITARGET preset) builds one
-#                             variant per target with run-time dispatch to the best the CPU supports.
+#                             a CMake list (e.g. the ATTNFORGE_MULTITARGET preset) builds one variant
+#                             per target with run-time dispatch to the first the CPU supports.
 #   ATTNFORGE_EMIT_STMT       also write Halide's statement (.stmt.html) and assembly (.s) files
 #                             next to each kernel, for inspection.
 function(attnforge_add_kernels)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 
@@ -44,6 +45,42 @@ interp::TensorMap to_float64(const TensorMap& tensors) {
 namespace {
 
 std::mutex thread_count_mutex;
+
+// ATTNFORGE_MAX_ISA=avx2|baseline caps what multi-target kernels may use (their dispatcher asks
+// halide_can_use_target_features): for testing the fallbacks of a multi-target build on a newer CPU,
+// and for comparing instruction sets. Unset: whatever the CPU has.
+int max_isa_level() {
+    static const int level = [] {
+        const char* v = std::getenv("ATTNFORGE_MAX_ISA");
+        if (!v || !*v) return 2;
+        const std::string s(v);
+        if (s == "avx512") return 2;
+        if (s == "avx2") return 1;
+        if (s == "baseline") return 0;
+        throw std::invalid_argument("ATTNFORGE_MAX_ISA must be avx512, avx2 or baseline, given '" + s + "'");
+    }();
+    return level;
+}
+
+int capped_can_use_target_features(int count, const std::uint64_t* features) {
+    auto wants = [&](int f) { return f / 64 < count && (features[f / 64] >> (f % 64)) & 1; };
+    const int level = max_isa_level();
+    if (level < 2)
+        for (int f : {halide_target_feature_avx512, halide_target_feature_avx512_knl, halide_target_feature_avx512_skylake,
+                      halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_zen4,
+                      halide_target_feature_avx512_zen5, halide_target_feature_avx512_sapphirerapids})
+            if (wants(f)) return 0;
+    if (level < 1)
+        for (int f : {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_fma,
+                      halide_target_feature_f16c, halide_target_feature_sse41, halide_target_feature_avxvnni})
+            if (wants(f)) return 0;
+    return halide_default_can_use_target_features(count, features);
+}
+
+const bool isa_cap_installed = [] {
+    if (max_isa_level() < 2) halide_set_custom_can_use_target_features(capped_can_use_target_features);
+    return true;
+}();
 
 const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boolean ? "bool" : "float32"; }
 
