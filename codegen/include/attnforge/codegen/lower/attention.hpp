@@ -48,13 +48,14 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
                                           const std::string& name) {
     using Halide::Expr;
     const int Kb = ctx.knobs.k_block, Qb = ctx.knobs.q_block;
-    const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
+    const Expr Lk = core.score_extents[0];
     Halide::Var kk("kk"), qi("qi"), qt("qt"), h("h"), b("b"), e("e"), kb("kb"), q("q");
     const Expr key = kb * Kb + kk, query = qt * Qb + qi;
     const Expr inf = minus_infinity();
     Halide::Func block_scores(name + "_block_scores");
-    block_scores(kk, qi, qt, h, b, kb) =
-        Halide::select(key < Lk, core.scores(Halide::min(key, Lk - 1), Halide::min(query, Lq - 1), h, b), inf);
+    // Scores past Lk (the last block's tail) are masked out here; the score product and the mask inputs
+    // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
+    block_scores(kk, qi, qt, h, b, kb) = Halide::select(key < Lk, core.scores(key, query, h, b), inf);
 
     Halide::RDom rk(0, Kb, "rk");
     core.block_max = Halide::Func(name + "_block_max");
