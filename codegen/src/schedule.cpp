@@ -13,6 +13,18 @@ using Halide::Var;
 // (TailStrategy::RoundUp): whole register tiles and vectors, no tail branches. Only the pipeline's
 // output, written into the caller's buffer, guards its tails.
 
+// A row reduction (max or sum over the keys of each query row) vectorized along the keys: rfactor
+// into `lanes` partial results, combined at the end.
+void vectorize_row_reduction(Func f, const Halide::LoopLevel& level, int lanes) {
+    const RVar r = f.rvars(0).at(0);
+    RVar ro("ro"), ri("ri");
+    Var u("u");
+    Func partial = f.update().split(r, ro, ri, lanes, TailStrategy::GuardWithIf).rfactor(ri, u);
+    f.compute_at(level);
+    partial.compute_at(level).vectorize(u);
+    partial.update().vectorize(u);
+}
+
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
 // A register tile of proj_rows rows × proj_cols vectors accumulates over all of i, then is stored.
 void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
@@ -43,12 +55,20 @@ void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
         .unroll(s[1]);
 }
 
-// K is read along keys by the score product: give it a copy, per head and query block, stored with
-// the key index innermost, so that a vector of scores reads a vector of K.
-void transpose_keys(AttentionCore core, const Halide::LoopLevel& level) {
-    Func keys = core.dot.keys.in(core.dot.sum);
+// K is read along keys by the score product: give it a copy stored with the key index innermost, so
+// that a vector of scores reads a vector of K. Made once per call (compute_root, heads in parallel):
+// a copy per query block would transpose every key block once per query block (measured: 29% of an
+// sdpa streaming call at L = 2048).
+void transpose_keys(AttentionCore core, int lanes) {
+    Func keys = core.dot.keys;
     const std::vector<Var> a = keys.args();  // (e, l, h, b)
-    keys.compute_at(level).reorder_storage(a[1], a[0], a[2], a[3]).reorder(a[1], a[0]);
+    Var lo("lo"), li("li");
+    keys.compute_root()
+        .reorder_storage(a[1], a[0], a[2], a[3])
+        .split(a[1], lo, li, lanes, TailStrategy::RoundUp)
+        .reorder(li, a[0], lo, a[2], a[3])
+        .vectorize(li)
+        .parallel(a[2]);
 }
 
 // S = scale · Q·Kᵀ inside a query block: register tiles of k_unroll vectors of keys × q_unroll queries.
@@ -71,7 +91,7 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
         .vectorize(si)
         .unroll(so)
         .unroll(s[1]);
-    transpose_keys(core, level);
+    transpose_keys(core, lanes);
 }
 
 void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
@@ -86,9 +106,9 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
         .parallel(t)
         .vectorize(a[0], lanes, TailStrategy::RoundUp);
     schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
-    core.row_max.compute_at(out, t);
+    vectorize_row_reduction(core.row_max, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
-    core.row_sum.compute_at(out, t);
+    vectorize_row_reduction(core.row_sum, Halide::LoopLevel(out, t), lanes);
     if (core.weighted.defined()) {
         // P·V register tiles: q_unroll rows × all of E, accumulated over every key.
         Func acc = core.weighted;
@@ -127,9 +147,9 @@ void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
 
     // Everything of one key block is computed inside the block loop.
     schedule_score_product(core, Halide::LoopLevel(state, rb), k, lanes);
-    core.block_max.compute_at(state, rb);
+    vectorize_row_reduction(core.block_max, Halide::LoopLevel(state, rb), lanes);
     core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
-    core.block_sum.compute_at(state, rb);
+    vectorize_row_reduction(core.block_sum, Halide::LoopLevel(state, rb), lanes);
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
     acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::RoundUp);

@@ -107,11 +107,16 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
     Halide::RDom e(0, Q::kind::head_width, "e");
     Halide::Func sum(name + "_sum"), f(name);
     sum(kv, qi, h, b) = 0.0f;
-    // Indices clamped as in linear: score tiles may be rounded up.
-    sum(kv, qi, h, b) += q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) *
-                         k.func(e, Halide::clamp(kv, 0, k.extents[1] - 1), h / group, b);
+    // Reads clamped as in linear, so that score tiles may be rounded up. K is read through a Func of
+    // its own that clamps the key index: a schedule can store it transposed, and the product then
+    // reads whole vectors of keys (a clamp at the product's own load would make every load a gather
+    // wherever Halide cannot prove it away, as under a causal bound).
+    Halide::Var ke("e"), kl("l");
+    Halide::Func keys(name + "_keys");
+    keys(ke, kl, h, b) = k.func(ke, Halide::clamp(kl, 0, k.extents[1] - 1), h, b);
+    sum(kv, qi, h, b) += q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(e, kv, h / group, b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale());
-    ctx.roles.score_products.push_back({f, sum, k.func});
+    ctx.roles.score_products.push_back({f, sum, keys});
     // extents: (Lk, Lq, Hq, B)
     return {f, {k.extents[1], q.extents[1], q.extents[2], q.extents[3]}};
 }
