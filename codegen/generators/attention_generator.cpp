@@ -4,7 +4,7 @@
 //   variant      the name of a graph in attnforge::dsl::builtin_variants
 //   result       "output" (the graph's output) or "attention_weights" (its softmax labelled
 //                "attention": (B, Hq, Lq, Lk))
-//   strategy, q_block, k_block, q_unroll, k_unroll, proj_rows, proj_cols, vector_width
+//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, proj_rows, proj_cols, vector_width
 //                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
 //
 // Inputs and output are declared in configure() from the variant's signature: one buffer per input,
@@ -55,16 +55,19 @@ bool per_sequence(const dsl::tensor_spec& spec) {
 
 class AttentionGenerator : public Generator<AttentionGenerator> {
 public:
+    // Every knob's default is the one in schedules/knobs.hpp.
+    static inline const cg::Knobs defaults{};
     GeneratorParam<std::string> variant{"variant", ""};
     GeneratorParam<std::string> output_kind{"result", "output"};
     GeneratorParam<std::string> strategy{"strategy", "materialized"};
-    GeneratorParam<int> q_block{"q_block", 32};
-    GeneratorParam<int> k_block{"k_block", 128};
-    GeneratorParam<int> q_unroll{"q_unroll", 4};
-    GeneratorParam<int> k_unroll{"k_unroll", 2};
-    GeneratorParam<int> proj_rows{"proj_rows", 8};
-    GeneratorParam<int> proj_cols{"proj_cols", 2};
-    GeneratorParam<int> vector_width{"vector_width", 0};
+    GeneratorParam<int> q_block{"q_block", defaults.q_block};
+    GeneratorParam<int> k_block{"k_block", defaults.k_block};
+    GeneratorParam<int> q_unroll{"q_unroll", defaults.q_unroll};
+    GeneratorParam<int> k_unroll{"k_unroll", defaults.k_unroll};
+    GeneratorParam<int> pv_unroll{"pv_unroll", defaults.pv_unroll};
+    GeneratorParam<int> proj_rows{"proj_rows", defaults.proj_rows};
+    GeneratorParam<int> proj_cols{"proj_cols", defaults.proj_cols};
+    GeneratorParam<int> vector_width{"vector_width", defaults.vector_width};
 
     void configure() {
         with_variant(variant, [&](const auto& g) {
@@ -107,6 +110,7 @@ private:
         k.k_block = k_block;
         k.q_unroll = q_unroll;
         k.k_unroll = k_unroll;
+        k.pv_unroll = pv_unroll;
         k.proj_rows = proj_rows;
         k.proj_cols = proj_cols;
         k.vector_width = vector_width;

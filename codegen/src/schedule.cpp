@@ -114,7 +114,7 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
         Func acc = core.weighted;
         const std::vector<Var> w = acc.args();
         Var wo("wo"), wi("wi");
-        out.split(qi, wo, wi, k.q_unroll, TailStrategy::RoundUp).unroll(wi);
+        out.split(qi, wo, wi, k.pv_unroll, TailStrategy::RoundUp).unroll(wi);
         acc.compute_at(out, wo).vectorize(w[0], lanes, TailStrategy::RoundUp);
         const RVar r = acc.rvars(0).at(0);
         Var eo("eo"), ei("ei");
@@ -123,7 +123,7 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
             .reorder(ei, eo, w[1], r)
             .vectorize(ei)
             .unroll(eo)
-            .unroll(w[1], k.q_unroll, TailStrategy::RoundUp);
+            .unroll(w[1], k.pv_unroll, TailStrategy::RoundUp);
     }
 }
 
@@ -157,7 +157,7 @@ void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
     Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
     acc.update()
         .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-        .split(w[1], qg, qu, k.q_unroll, TailStrategy::RoundUp)
+        .split(w[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp)
         .reorder(ei, eo, qu, r, qg)
         .vectorize(ei)
         .unroll(eo)

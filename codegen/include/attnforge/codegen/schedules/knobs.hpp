@@ -32,8 +32,9 @@ struct Knobs {
     Strategy strategy = Strategy::materialized;
     int q_block = 32;         // queries per parallel task [4, 256], multiple of q_unroll
     int k_block = 128;        // keys per streamed block [16, 1024] (streaming only)
-    int q_unroll = 4;         // query rows per register tile of S and of P·V [1, 8]
+    int q_unroll = 8;         // query rows per register tile of S = Q·Kᵀ [1, 12]
     int k_unroll = 2;         // key vectors per register tile of S [1, 4]
+    int pv_unroll = 4;        // query rows per register tile of P·V (each row holds E/lanes vectors) [1, 6]
     int proj_rows = 8;        // rows per register tile of a projection [1, 12]
     int proj_cols = 2;        // output vectors per register tile of a projection [1, 4]
     int vector_width = 0;     // lanes; 0 = the target's natural float32 width (16 on AVX-512, 8 on AVX2)
