@@ -81,6 +81,18 @@ std::vector<Case> layer_cases() {
 
 }  // namespace
 
+// Every variant in the kernel list has its test case below (and its CTest line in tests/CMakeLists.txt).
+const std::vector<std::string_view> tested_variants = {
+    "seed_attention", "sdpa", "sdpa_causal", "sliding_window_attention", "softcap_attention", "masked_attention",
+    "alibi_attention", "mha", "mha_causal", "mha_padding", "gqa", "self_attention_layer",
+    "positional_self_attention_layer", "cross_attention"};
+
+BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
+    for (std::string_view v : runtime::variants())
+        BOOST_TEST((std::find(tested_variants.begin(), tested_variants.end(), v) != tested_variants.end()),
+                   "generated/kernels.list has " << v << " but tests/kernels has no case for it");
+}
+
 BOOST_AUTO_TEST_CASE(seed_attention) {
     std::vector<Case> cases;
     for (std::int64_t L : {1, 7, 64, 129}) cases.push_back({Sizes{1, 0, {{"x", L}}}, {}, "L" + std::to_string(L)});
