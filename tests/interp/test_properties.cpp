@@ -207,3 +207,16 @@ BOOST_AUTO_TEST_CASE(predicate_and_modifier_expressions_follow_their_definitions
             BOOST_TEST((w.data[static_cast<std::size_t>(i * 140 + j)] > 0.0) == visible);
         }
 }
+
+BOOST_AUTO_TEST_CASE(a_bias_is_added_after_the_product) {
+    // CONTRACT §1: Q = X · Wq + bq.
+    constexpr auto x = dsl::activation<"x", 8>();
+    constexpr auto w = dsl::weight<"w", 8, 4>();
+    constexpr auto with_bias = dsl::make_graph<"with_bias">(dsl::linear(x, w, dsl::weight_vector<"b", 4>()));
+    constexpr auto without = dsl::make_graph<"without">(dsl::linear(x, w));
+    const interp::TensorMap in = {{"x", random_tensor({2, 3, 8}, 81)}, {"w", random_tensor({8, 4}, 82)}};
+    interp::TensorMap in_b = in;
+    in_b["b"] = interp::Tensor({4}, {1.5, -2.0, 0.25, 3.0});
+    const auto y = interp::evaluate(without, in).output, yb = interp::evaluate(with_bias, in_b).output;
+    for (std::size_t i = 0; i < y.data.size(); ++i) BOOST_TEST(yb.data[i] == y.data[i] + in_b["b"].data[i % 4]);
+}
