@@ -25,6 +25,22 @@ void vectorize_row_reduction(Func f, const Halide::LoopLevel& level, int lanes) 
     partial.update().vectorize(u);
 }
 
+// The accumulator of a register tile: `sum` (columns, rows, ...) computed at `level` over a whole tile,
+// columns in vectors, every loop of the tile unrolled, the reduction outermost, so that the
+// accumulators stay in registers for the whole reduction.
+void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes) {
+    const std::vector<Var> s = sum.args();
+    sum.compute_at(level).vectorize(s[0], lanes, TailStrategy::RoundUp).unroll(s[1]);
+    const RVar r = sum.rvars(0).at(0);
+    Var so("so"), si("si");
+    sum.update()
+        .split(s[0], so, si, lanes, TailStrategy::RoundUp)
+        .reorder(si, so, s[1], r)
+        .vectorize(si)
+        .unroll(so)
+        .unroll(s[1]);
+}
+
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
 // A register tile of proj_rows rows × proj_cols vectors accumulates over all of i, then is stored.
 void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
@@ -43,16 +59,7 @@ void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
         .fuse(lo, b, t)
         .parallel(t)
         .vectorize(oi, lanes);
-    sum.compute_at(out, oo).vectorize(sum.args()[0], lanes).unroll(sum.args()[1]);
-    const std::vector<Var> s = sum.args();
-    const RVar i = sum.rvars(0).at(0);
-    Var so("so"), si("si");
-    sum.update()
-        .split(s[0], so, si, lanes)
-        .reorder(si, so, s[1], i)
-        .vectorize(si)
-        .unroll(so)
-        .unroll(s[1]);
+    register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes);
 }
 
 // K is read along keys by the score product: give it a copy stored with the key index innermost, so
@@ -80,17 +87,7 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
         .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::RoundUp)
         .vectorize(ki, lanes)
         .unroll(qi);
-    sum.compute_at(dot, ko);
-    const std::vector<Var> s = sum.args();
-    sum.vectorize(s[0], lanes).unroll(s[1]);
-    const RVar e = sum.rvars(0).at(0);
-    Var so("so"), si("si");
-    sum.update()
-        .split(s[0], so, si, lanes)
-        .reorder(si, so, s[1], e)
-        .vectorize(si)
-        .unroll(so)
-        .unroll(s[1]);
+    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes);
     transpose_keys(core, lanes);
 }
 
@@ -110,20 +107,10 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
     vectorize_row_reduction(core.row_sum, Halide::LoopLevel(out, t), lanes);
     if (core.weighted.defined()) {
-        // P·V register tiles: q_unroll rows × all of E, accumulated over every key.
-        Func acc = core.weighted;
-        const std::vector<Var> w = acc.args();
+        // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
         Var wo("wo"), wi("wi");
         out.split(qi, wo, wi, k.pv_unroll, TailStrategy::RoundUp).unroll(wi);
-        acc.compute_at(out, wo).vectorize(w[0], lanes, TailStrategy::RoundUp);
-        const RVar r = acc.rvars(0).at(0);
-        Var eo("eo"), ei("ei");
-        acc.update()
-            .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-            .reorder(ei, eo, w[1], r)
-            .vectorize(ei)
-            .unroll(eo)
-            .unroll(w[1], k.pv_unroll, TailStrategy::RoundUp);
+        register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes);
     }
 }
 
