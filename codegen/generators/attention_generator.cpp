@@ -118,7 +118,7 @@ private:
     }
 
     // Wraps every input buffer in a Func with the lowering's index order, adding a batch index to
-    // unbatched activations, and learns the run-time sizes; sets every estimate.
+    // unbatched activations; sets every estimate and static extent.
     void bind_inputs(cg::LoweringContext& ctx) {
         for (std::size_t n = 0; n < inputs_.size(); ++n) {
             const dsl::tensor_spec& spec = signature_.inputs[n];
@@ -128,14 +128,6 @@ private:
             for (int d = 0; d < rank; ++d) extents.push_back(in.dim(d).extent());  // innermost first
             in.set_estimates(estimates_of(spec));
             constrain_static_extents(in, spec);
-            // Run-time sizes by role.
-            for (int d = 0; d < rank; ++d) {
-                const auto& dim = spec.dims[static_cast<std::size_t>(d)];
-                const Expr extent = in.dim(rank - 1 - d).extent();
-                if (dim.role == dsl::dim_spec::axis::batch && !ctx.batch.defined()) ctx.batch = extent;
-                if (dim.role == dsl::dim_spec::axis::heads && !ctx.runtime_heads.defined()) ctx.runtime_heads = extent;
-                if (dim.role == dsl::dim_spec::axis::sequence) ctx.sequence_length.try_emplace(dim.sequence, extent);
-            }
             Func f(spec.name + "_in");
             std::vector<Var> vars;
             for (int d = 0; d < rank; ++d) vars.emplace_back("d" + std::to_string(d));

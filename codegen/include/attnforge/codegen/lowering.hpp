@@ -69,10 +69,8 @@ struct Roles {
 
 class LoweringContext {
 public:
-    std::map<std::string, Lowered, std::less<>> inputs;               // by input name
-    std::map<std::string, Halide::Expr, std::less<>> sequence_length;  // by sequence tag
-    Halide::Expr batch;
-    Halide::Expr runtime_heads;
+    // Every input by name; run-time sizes are the extents of these buffers (Lowered::extents).
+    std::map<std::string, Lowered, std::less<>> inputs;
     Knobs knobs;  // the strategy picks the lowering of weighted_sum(softmax(S), V)
     Roles roles;
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once

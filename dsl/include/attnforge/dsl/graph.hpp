@@ -14,9 +14,6 @@ struct graph {
     using output_kind = typename Output::kind;
 };
 
-template <class T> struct is_graph : std::false_type {};
-template <fixed_string N, class O> struct is_graph<graph<N, O>> : std::true_type {};
-
 // A graph whose nodes failed a shape rule has already produced its one diagnostic; it is returned as
 // graph<Name, error_node> so that nothing downstream adds more.
 template <fixed_string Name, class Output>
