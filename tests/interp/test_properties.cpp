@@ -208,6 +208,15 @@ BOOST_AUTO_TEST_CASE(predicate_and_modifier_expressions_follow_their_definitions
         }
 }
 
+BOOST_AUTO_TEST_CASE(intermediates_only_on_request) {
+    const auto in = sdpa_inputs(1, 2, 3, 4, 91);
+    const auto with = interp::evaluate(dsl::variants::sdpa, in);
+    const auto without = interp::evaluate(dsl::variants::sdpa, in, {.intermediates = false});
+    BOOST_TEST(with.intermediates.size() == 2u);
+    BOOST_TEST(without.intermediates.empty());
+    BOOST_TEST(with.output.data == without.output.data, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(a_bias_is_added_after_the_product) {
     // CONTRACT §1: Q = X · Wq + bq.
     constexpr auto x = dsl::activation<"x", 8>();

@@ -81,7 +81,7 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
         } else {
             const interp::TensorMap in64 = runtime::to_float64(inputs);
             dsl::with_builtin_variant(o.variant, [&](const auto& g) {
-                const interp::Result r = interp::evaluate(g, in64);
+                const interp::Result r = interp::evaluate(g, in64, {.intermediates = !o.attention_weights.empty()});
                 result.shape = r.output.shape;
                 result.output = to_float32(r.output);
                 if (!o.attention_weights.empty()) {

@@ -5,6 +5,7 @@
 //     r.output                                   // (B, L, 512)
 //     r.intermediates.at("attention_weights")    // (B, Hq, Lq, Lk)
 //     r.intermediates.at("attention_logsumexp")  // (B, Hq, Lq), -inf for fully masked rows
+//     evaluate(g, inputs, {.intermediates = false})  // output only
 //
 // One evaluate() overload per node kind; the nodes themselves know nothing of evaluation.
 #pragma once
@@ -19,7 +20,13 @@ namespace attnforge::interp {
 
 struct Result {
     Tensor output;
-    TensorMap intermediates;  // "<softmax label>_weights", "<softmax label>_logsumexp"
+    TensorMap intermediates;  // "<softmax label>_weights", "<softmax label>_logsumexp", when requested
+};
+
+struct EvaluateOptions {
+    // Keep every softmax's weights and logsumexp in Result::intermediates. Off saves their memory
+    // (B·Hq·Lq·Lk doubles per softmax).
+    bool intermediates = true;
 };
 
 namespace detail {
@@ -30,6 +37,7 @@ namespace ex = attnforge::dsl::ex;
 struct Context {
     const BoundInputs& bound;
     TensorMap& intermediates;
+    bool capture;
 };
 
 // Expression backend: every value a double; booleans are 0 or 1.
@@ -128,9 +136,11 @@ Tensor evaluate(const dsl::modify_node<S, E>& n, Context& ctx) {
 template <class S, dsl::fixed_string Label>
 Tensor evaluate(const dsl::softmax_node<S, Label>& n, Context& ctx) {
     ops::SoftmaxResult r = ops::softmax(evaluate(n.scores, ctx));
-    const std::string label(Label.view());
-    ctx.intermediates.insert_or_assign(label + "_logsumexp", std::move(r.logsumexp));
-    ctx.intermediates.insert_or_assign(label + "_weights", r.weights);
+    if (ctx.capture) {
+        const std::string label(Label.view());
+        ctx.intermediates.insert_or_assign(label + "_logsumexp", std::move(r.logsumexp));
+        ctx.intermediates.insert_or_assign(label + "_weights", r.weights);
+    }
     return std::move(r.weights);
 }
 
@@ -162,11 +172,11 @@ inline void drop_batch_axis(Tensor& t) { t.shape.erase(t.shape.begin()); }
 // Evaluates `g` on `inputs` (by name). Throws attnforge::input_error for missing, extra or misshapen
 // inputs, naming the input and both shapes.
 template <dsl::fixed_string Name, class Output>
-Result evaluate(const dsl::graph<Name, Output>& g, const TensorMap& inputs) {
+Result evaluate(const dsl::graph<Name, Output>& g, const TensorMap& inputs, const EvaluateOptions& options = {}) {
     const dsl::graph_signature sig = dsl::signature(g);
     const BoundInputs bound = bind_inputs(sig, inputs);
     Result result;
-    detail::Context ctx{bound, result.intermediates};
+    detail::Context ctx{bound, result.intermediates, options.intermediates};
     result.output = detail::evaluate(g.output, ctx);
     if (sig.output.dims.empty() || sig.output.dims.front().role != dsl::dim_spec::axis::batch) {
         detail::drop_batch_axis(result.output);
