@@ -64,7 +64,7 @@ struct Roles {
     std::vector<AttentionCore> cores;
     std::vector<RowOperation> row_operations;  // layer_norm
     std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
-    std::vector<Halide::Func> boundaries;      // materialized reshapes (merge_heads)
+    // Re-indexing nodes (split/merge heads), masks, modifiers and adds have no role: they stay inline.
 };
 
 class LoweringContext {

@@ -22,7 +22,6 @@ Lowered Lower::impl(const dsl::merge_heads_node<X>& n, LoweringContext& ctx) {
     Halide::Var d("d"), l("l"), b("b");
     Halide::Func f(ctx.name("merge_heads"));
     f(d, l, b) = x.func(d % E, l, d / E, b);
-    ctx.roles.boundaries.push_back(f);
     return {f, {Halide::Expr(H * E), x.extents[1], x.extents[3]}};
 }
 
