@@ -91,10 +91,11 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
     transpose_keys(core, lanes);
 }
 
-void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
-    Func out = core.output;
-    const std::vector<Var> a = out.args();  // (e or k, q, h, b)
-    Var qo("qo"), qi("qi"), t("t");
+// An attention core's output (e or k, q, h, b), computed at root in blocks of q_block queries (qi
+// within a block), one parallel task t per (query block, head, batch), its innermost axis vectorized.
+void parallel_query_blocks(Func out, Var qi, Var t, const Knobs& k, int lanes) {
+    const std::vector<Var> a = out.args();
+    Var qo("qo");
     out.compute_root()
         .split(a[1], qo, qi, k.q_block, TailStrategy::RoundUp)
         .reorder(a[0], qi, qo, a[2], a[3])
@@ -102,6 +103,12 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
         .fuse(t, a[3], t)
         .parallel(t)
         .vectorize(a[0], lanes, TailStrategy::RoundUp);
+}
+
+void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
+    Func out = core.output;
+    Var qi("qi"), t("t");
+    parallel_query_blocks(out, qi, t, k, lanes);
     schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
     vectorize_row_reduction(core.row_max, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
@@ -116,16 +123,8 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
 
 void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
     Func out = core.output;
-    const std::vector<Var> a = out.args();  // (e, q, h, b)
-    Var qo("qo"), qi("qi"), t("t");
-    // The output's query split matches the algorithm's query tiles exactly.
-    out.compute_root()
-        .split(a[1], qo, qi, k.q_block, TailStrategy::RoundUp)
-        .reorder(a[0], qi, qo, a[2], a[3])
-        .fuse(qo, a[2], t)
-        .fuse(t, a[3], t)
-        .parallel(t)
-        .vectorize(a[0], lanes, TailStrategy::RoundUp);
+    Var qi("qi"), t("t");
+    parallel_query_blocks(out, qi, t, k, lanes);  // matches the algorithm's query tiles exactly
     Func state = core.state;
     const std::vector<Var> s = state.args();  // (e, qi, qt, h, b)
     state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);

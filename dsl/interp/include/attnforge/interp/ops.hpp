@@ -35,28 +35,31 @@ Tensor positional_encoding(const Tensor& x);
 void mask_key_padding(Tensor& scores, const Tensor& padded /* (B, Lk), nonzero = padded */);
 void mask_boolean(Tensor& scores, const Tensor& keep /* (B, Lq, Lk), nonzero = takes part */);
 
-// keep(b, h, q, k) -> bool; used for causal and predicate masks.
-template <class Keep>
-void mask_where(Tensor& s, Keep keep) {
+// f(score&, b, h, q, k) for every entry of scores (B, H, Lq, Lk), in memory order.
+template <class F>
+void for_each_score(Tensor& s, F f) {
     const std::int64_t B = s.dim(0), H = s.dim(1), Lq = s.dim(2), Lk = s.dim(3);
     double* p = s.ptr();
     for (std::int64_t b = 0; b < B; ++b)
         for (std::int64_t h = 0; h < H; ++h)
             for (std::int64_t i = 0; i < Lq; ++i)
-                for (std::int64_t j = 0; j < Lk; ++j, ++p)
-                    if (!keep(b, h, i, j)) *p = minus_infinity;
+                for (std::int64_t j = 0; j < Lk; ++j, ++p) f(*p, b, h, i, j);
+}
+
+// keep(b, h, q, k) -> bool; used for causal and predicate masks.
+template <class Keep>
+void mask_where(Tensor& s, Keep keep) {
+    for_each_score(s, [&](double& score, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+        if (!keep(b, h, i, j)) score = minus_infinity;
+    });
 }
 
 // f(score, b, h, q, k) -> new score, applied to pairs that are not masked (-inf stays -inf).
 template <class F>
 void modify(Tensor& s, F f) {
-    const std::int64_t B = s.dim(0), H = s.dim(1), Lq = s.dim(2), Lk = s.dim(3);
-    double* p = s.ptr();
-    for (std::int64_t b = 0; b < B; ++b)
-        for (std::int64_t h = 0; h < H; ++h)
-            for (std::int64_t i = 0; i < Lq; ++i)
-                for (std::int64_t j = 0; j < Lk; ++j, ++p)
-                    if (*p != minus_infinity) *p = f(*p, b, h, i, j);
+    for_each_score(s, [&](double& score, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+        if (score != minus_infinity) score = f(score, b, h, i, j);
+    });
 }
 
 }  // namespace attnforge::interp::ops
