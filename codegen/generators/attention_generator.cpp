@@ -86,7 +86,9 @@ public:
 
     void generate() {
         cg::LoweringContext ctx;
+        cg::PipelineOutput output;
         ctx.knobs = knobs();
+        ctx.lanes = cg::vector_lanes(ctx.knobs, get_target());
         bind_inputs(ctx);
         with_variant(variant, [&](const auto& g) {
             cg::Lowered result;
@@ -97,9 +99,11 @@ public:
                 if constexpr (decltype(boost::hana::is_just(found))::value) result = cg::Lower::node(found.value(), ctx);
             }
             define_output(result);
+            output.result = result.func;
         });
-        cg::apply_schedule(ctx.roles, output_->operator Func(), static_cast<int>(output_spec_.dims.size()),
-                           ctx.knobs, get_target());
+        output.func = *output_;
+        output.same_indices = batched(output_spec_);
+        cg::apply_schedule(ctx.roles, output, ctx.knobs, get_target());
     }
 
 private:

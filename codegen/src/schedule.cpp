@@ -5,9 +5,15 @@ namespace attnforge::codegen {
 namespace {
 
 using Halide::Func;
-using Halide::RVar;
 using Halide::TailStrategy;
+using Halide::RVar;
 using Halide::Var;
+
+// Where a role's result is computed: see owner_of in apply_schedule.
+struct Owner {
+    Func func;
+    TailStrategy tail;
+};
 
 // Tails: every Func scheduled here reads its inputs clamped (see lower/), so tiles are rounded up
 // (TailStrategy::RoundUp): whole register tiles and vectors, no tail branches. Only the pipeline's
@@ -21,7 +27,9 @@ void vectorize_row_reduction(Func f, const Halide::LoopLevel& level, int lanes) 
     Var u("u");
     Func partial = f.update().split(r, ro, ri, lanes, TailStrategy::GuardWithIf).rfactor(ri, u);
     f.compute_at(level);
-    partial.compute_at(level).vectorize(u);
+    // The partial results of one row, computed just before that row's final reduction: `lanes`
+    // values that live in one vector register across the whole row.
+    partial.compute_at(f, f.args().at(0)).vectorize(u);
     partial.update().vectorize(u);
 }
 
@@ -43,7 +51,8 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
 
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
 // A register tile of proj_rows rows × proj_cols vectors accumulates over all of i, then is stored.
-void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
+void schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lanes) {
+    Func out = out_owner.func;
     const std::vector<Var> a = out.args();
     if (a.size() != 3) {  // a P·V of a non-softmax P: (e, q, h, b)
         out.compute_root().parallel(a.back()).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
@@ -54,7 +63,7 @@ void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
     Var oo("oo"), oi("oi"), lo("lo"), li("li"), t("t");
     const int cols = k.proj_cols * lanes;
     out.compute_root()
-        .tile(o, l, oo, lo, oi, li, cols, k.proj_rows, TailStrategy::RoundUp)
+        .tile(o, l, oo, lo, oi, li, cols, k.proj_rows, out_owner.tail)
         .reorder(oi, li, oo, lo, b)
         .fuse(lo, b, t)
         .parallel(t)
@@ -62,20 +71,13 @@ void schedule_matrix_product(Func out, Func sum, const Knobs& k, int lanes) {
     register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes);
 }
 
-// K is read along keys by the score product: give it a copy stored with the key index innermost, so
-// that a vector of scores reads a vector of K. Made once per call (compute_root, heads in parallel):
-// a copy per query block would transpose every key block once per query block (measured: 29% of an
-// sdpa streaming call at L = 2048).
-void transpose_keys(AttentionCore core, int lanes) {
+// K, packed in panels of k_unroll vectors of keys (see lower/attention.hpp), is made once per call
+// (compute_root, heads in parallel): a copy per query block would pack every key block once per query
+// block (measured: 29% of an sdpa streaming call at L = 2048).
+void pack_keys(AttentionCore core, int lanes) {
     Func keys = core.dot.keys;
-    const std::vector<Var> a = keys.args();  // (e, l, h, b)
-    Var lo("lo"), li("li");
-    keys.compute_root()
-        .reorder_storage(a[1], a[0], a[2], a[3])
-        .split(a[1], lo, li, lanes, TailStrategy::RoundUp)
-        .reorder(li, a[0], lo, a[2], a[3])
-        .vectorize(li)
-        .parallel(a[2]);
+    const std::vector<Var> a = keys.args();  // (kk, e, kt, h, b)
+    keys.compute_root().vectorize(a[0], lanes).parallel(a[3]);
 }
 
 // S = scale · Q·Kᵀ inside a query block: register tiles of k_unroll vectors of keys × q_unroll queries.
@@ -88,27 +90,28 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
         .vectorize(ki, lanes)
         .unroll(qi);
     register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes);
-    transpose_keys(core, lanes);
+    pack_keys(core, lanes);
 }
 
 // An attention core's output (e or k, q, h, b), computed at root in blocks of q_block queries (qi
 // within a block), one parallel task t per (query block, head, batch), its innermost axis vectorized.
-void parallel_query_blocks(Func out, Var qi, Var t, const Knobs& k, int lanes) {
+void parallel_query_blocks(Owner owner, Var qi, Var t, const Knobs& k, int lanes) {
+    Func out = owner.func;
     const std::vector<Var> a = out.args();
     Var qo("qo");
     out.compute_root()
-        .split(a[1], qo, qi, k.q_block, TailStrategy::RoundUp)
+        .split(a[1], qo, qi, k.q_block, owner.tail)
         .reorder(a[0], qi, qo, a[2], a[3])
         .fuse(qo, a[2], t)
         .fuse(t, a[3], t)
         .parallel(t)
-        .vectorize(a[0], lanes, TailStrategy::RoundUp);
+        .vectorize(a[0], lanes, owner.tail);
 }
 
-void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
-    Func out = core.output;
+void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k, int lanes) {
+    Func out = owner.func;
     Var qi("qi"), t("t");
-    parallel_query_blocks(out, qi, t, k, lanes);
+    parallel_query_blocks(owner, qi, t, k, lanes);
     schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
     vectorize_row_reduction(core.row_max, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
@@ -116,15 +119,15 @@ void schedule_materialized_core(AttentionCore core, const Knobs& k, int lanes) {
     if (core.weighted.defined()) {
         // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
         Var wo("wo"), wi("wi");
-        out.split(qi, wo, wi, k.pv_unroll, TailStrategy::RoundUp).unroll(wi);
+        out.split(qi, wo, wi, k.pv_unroll, owner.tail).unroll(wi);
         register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes);
     }
 }
 
-void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
-    Func out = core.output;
+void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, int lanes) {
+    Func out = owner.func;
     Var qi("qi"), t("t");
-    parallel_query_blocks(out, qi, t, k, lanes);  // matches the algorithm's query tiles exactly
+    parallel_query_blocks(owner, qi, t, k, lanes);  // matches the algorithm's query tiles exactly
     Func state = core.state;
     const std::vector<Var> s = state.args();  // (e, qi, qt, h, b)
     state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
@@ -152,27 +155,47 @@ void schedule_streaming_core(AttentionCore core, const Knobs& k, int lanes) {
 
 }  // namespace
 
-void apply_schedule(const Roles& roles, Func output, int output_dimensions, const Knobs& knobs,
+int vector_lanes(const Knobs& knobs, const Halide::Target& target) {
+    return knobs.vector_width > 0 ? knobs.vector_width : target.natural_vector_size<float>();
+}
+
+void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knobs& knobs,
                     const Halide::Target& target) {
     if (knobs.strategy == Strategy::unscheduled) return;
-    const int lanes = knobs.vector_width > 0 ? knobs.vector_width : target.natural_vector_size<float>();
-    for (auto [out, sum] : roles.projections) schedule_matrix_product(out, sum, knobs, lanes);
+    const int lanes = vector_lanes(knobs, target);
+    bool output_owned = false;
+    // The loop nest a role's result is computed in: its own Func at root, tiles rounded up (reads are
+    // clamped, extra rows never consumed); or, when the pipeline output is that very Func, the output
+    // itself, so that the result is written once, straight into the caller's buffer (a copy cost
+    // 5–12% of sdpa at L ≤ 512), its tails guarded.
+    auto owner_of = [&](Func result) -> Owner {
+        if (output.same_indices && result.function().same_as(output.result.function())) {
+            result.compute_inline();
+            output_owned = true;
+            return {output.func, TailStrategy::GuardWithIf};
+        }
+        return {result, TailStrategy::RoundUp};
+    };
+    for (auto [out, sum] : roles.projections) schedule_matrix_product(owner_of(out), sum, knobs, lanes);
     for (AttentionCore core : roles.cores) {
-        if (core.streamed) schedule_streaming_core(core, knobs, lanes);
-        else schedule_materialized_core(core, knobs, lanes);
+        if (core.streamed) schedule_streaming_core(core, owner_of(core.output), knobs, lanes);
+        else schedule_materialized_core(core, owner_of(core.output), knobs, lanes);
     }
     for (RowOperation op : roles.row_operations) {
         // Rows in parallel; each row's statistics computed just before the row.
-        const std::vector<Var> a = op.output.args();  // (d, l, b)
+        Func f = owner_of(op.output).func;
+        const std::vector<Var> a = f.args();  // (d, l, b)
         Var row("row");
-        op.output.compute_root().fuse(a[1], a[2], row).parallel(row).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
-        for (Func s : op.statistics) s.compute_at(op.output, row);
+        f.compute_root().fuse(a[1], a[2], row).parallel(row).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+        for (Func s : op.statistics) s.compute_at(f, row);
     }
     for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
+    if (output_owned) return;
     // The output: a copy of the last role's result, parallel over its outermost dimension.
-    const std::vector<Var> o = output.args();
-    output.compute_root().vectorize(o[0], lanes, TailStrategy::GuardWithIf);
-    if (output_dimensions > 1) output.parallel(o.back());
+    Func copy = output.func;
+    const std::vector<Var> o = copy.args();
+    copy.compute_root().vectorize(o[0], lanes, TailStrategy::GuardWithIf);
+    if (o.size() > 1) copy.parallel(o.back());
 }
 
 }  // namespace attnforge::codegen

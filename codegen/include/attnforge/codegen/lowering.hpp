@@ -72,6 +72,7 @@ public:
     // Every input by name; run-time sizes are the extents of these buffers (Lowered::extents).
     std::map<std::string, Lowered, std::less<>> inputs;
     Knobs knobs;  // the strategy picks the lowering of weighted_sum(softmax(S), V)
+    int lanes = 16;  // the schedule's vector width (vector_lanes): K is packed in panels of k_unroll·lanes keys
     Roles roles;
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once
 

@@ -9,7 +9,17 @@
 
 namespace attnforge::codegen {
 
-void apply_schedule(const Roles& roles, Halide::Func output, int output_dimensions, const Knobs& knobs,
+// The vector width of every schedule: the knob, or the target's natural float32 width when it is 0.
+int vector_lanes(const Knobs& knobs, const Halide::Target& target);
+
+// The pipeline's output and the lowered Func it copies; same_indices when output(i...) = result(i...)
+// exactly (every batched graph), so that the result can be computed straight into the output.
+struct PipelineOutput {
+    Halide::Func func, result;
+    bool same_indices = false;
+};
+
+void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knobs& knobs,
                     const Halide::Target& target);
 
 }  // namespace attnforge::codegen
