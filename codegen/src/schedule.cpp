@@ -36,9 +36,16 @@ void vectorize_row_reduction(Func f, const Halide::LoopLevel& level, int lanes) 
 // The accumulator of a register tile: `sum` (columns, rows, ...) computed at `level` over a whole tile,
 // columns in vectors, every loop of the tile unrolled, the reduction outermost, so that the
 // accumulators stay in registers for the whole reduction.
-void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes) {
+// Its storage is bounded to the tile (columns × rows), so that it is a fixed-size local even where
+// a guarded output tile makes the computed region smaller at the edges (it would be a heap allocation
+// per tile otherwise).
+void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes, int columns, int rows) {
     const std::vector<Var> s = sum.args();
-    sum.compute_at(level).vectorize(s[0], lanes, TailStrategy::RoundUp).unroll(s[1]);
+    sum.compute_at(level)
+        .bound_storage(s[0], columns)
+        .bound_storage(s[1], rows)
+        .vectorize(s[0], lanes, TailStrategy::RoundUp)
+        .unroll(s[1]);
     const RVar r = sum.rvars(0).at(0);
     Var so("so"), si("si");
     sum.update()
@@ -68,7 +75,7 @@ void schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lane
         .fuse(lo, b, t)
         .parallel(t)
         .vectorize(oi, lanes);
-    register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes);
+    register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes, cols, k.proj_rows);
 }
 
 // K, packed in panels of k_unroll vectors of keys (see lower/attention.hpp), is made once per call
@@ -89,7 +96,7 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
         .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::RoundUp)
         .vectorize(ki, lanes)
         .unroll(qi);
-    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes);
+    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes, k.k_unroll * lanes, k.q_unroll);
     pack_keys(core, lanes);
 }
 
@@ -120,7 +127,7 @@ void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k,
         // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
         Var wo("wo"), wi("wi");
         out.split(qi, wo, wi, k.pv_unroll, owner.tail).unroll(wi);
-        register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes);
+        register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes, (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
     }
 }
 

@@ -73,7 +73,7 @@ class ListTest(unittest.TestCase):
         r = attnforge("list")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("sdpa__streaming", r.stdout)
-        self.assertIn("Lk<=2048", r.stdout)
+        self.assertIn("Lk<=8192", r.stdout)
         self.assertIn("x86-64", r.stdout)
 
 

@@ -83,8 +83,12 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     const Expr m_old = core.state(e, qi, qt, h, b)[0];
     const Expr m_block = core.block_max(qi, qt, h, b, rb);
     const Expr m_new = Halide::max(m_old, m_block);
-    const Expr keep_old = Halide::select(m_old == inf, 0.0f, softmax_exp(m_old - m_new));
-    const Expr take_block = Halide::select(m_block == inf, 0.0f, softmax_exp(m_block - m_new));
+    // One exp for both factors: the larger max gets factor 1, the other e^(smaller − larger) (0 when
+    // the smaller is −∞: an empty state or a wholly masked block). Both −∞: nothing yet, both 0.
+    const Expr smaller = Halide::min(m_old, m_block);
+    const Expr f = Halide::select(m_new == inf, 0.0f, softmax_exp(smaller - m_new));
+    const Expr keep_old = Halide::select(m_old == m_new && m_new != inf, 1.0f, f);
+    const Expr take_block = Halide::select(m_old == m_new, f, 1.0f);
     core.state(e, qi, qt, h, b) = Halide::Tuple(
         m_new, core.state(e, qi, qt, h, b)[1] * keep_old + core.block_sum(qi, qt, h, b, rb) * take_block,
         core.state(e, qi, qt, h, b)[2] * keep_old + core.block_weighted(e, qi, qt, h, b, rb) * take_block);
