@@ -156,6 +156,10 @@ private:
         for (int d = 0; d < rank; ++d) {
             const auto& dim = spec.dims[static_cast<std::size_t>(d)];
             if (dim.role == dsl::dim_spec::axis::fixed) buffer.dim(rank - 1 - d).set_bounds(0, static_cast<int>(dim.size));
+            // Every buffer starts at index 0 (the runtime API passes whole tensors): query tiles of the
+            // schedule then line up with the query tiles of the algorithm (q = qt·q_block + qi), so a
+            // task computes exactly one tile.
+            else buffer.dim(rank - 1 - d).set_min(0);
         }
     }
 
