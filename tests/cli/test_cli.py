@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLI tests for `attnforge list` and `attnforge run` (CONTRACT §3, §4).
+"""CLI tests for `attnforge list`, `run` and `bench --json` (CONTRACT §3, §4).
 
 Round trips: for every variant `attnforge list --json` shows, NumPy writes inputs of the listed
 shapes, both engines run, and the kernel's output and attention weights agree with the
@@ -188,6 +188,34 @@ class ErrorTest(unittest.TestCase):
         r = attnforge("run", "sdpa", *self.inputs(), "--output", out)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertFalse(os.path.exists(out))
+
+
+class BenchTest(unittest.TestCase):
+    """`attnforge bench --json`: the rows an orchestrator (bench/run) reads."""
+
+    def rows(self, *extra):
+        r = attnforge("bench", "sdpa", "--length", "40", "--heads", "2", "--threads", "1", "--no-interpreter",
+                      "--repeats", "1", "--min-seconds", "0", "--json", *extra)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout[r.stdout.index("\n[") + 1:])  # the JSON follows the table
+
+    def test_every_output_kernel_is_timed_and_the_rule_marked(self):
+        rows = self.rows()
+        self.assertEqual(sorted(row["engine"].split("__")[1] for row in rows), ["materialized", "streaming"])
+        self.assertEqual(sum(row["chosen_by_rule"] for row in rows), 1)
+        for row in rows:
+            self.assertGreater(row["ms"], 0)
+            self.assertGreater(row["peak_gflops"], 0)
+
+    def test_chosen_only_times_the_kernel_the_rule_picks(self):
+        rows = self.rows("--chosen-only")
+        self.assertEqual(len(rows), 1)
+        self.assertTrue(rows[0]["chosen_by_rule"])
+        self.assertTrue(rows[0]["engine"].startswith("sdpa__materialized"))
+
+    def test_negative_min_seconds_is_bad_usage(self):
+        r = attnforge("bench", "sdpa", "--min-seconds", "-1")
+        self.assertNotEqual(r.returncode, 0)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 // attnforge bench VARIANT [--batch B] [--heads H] [--length L] [--lq N] [--lk N] [--threads N,...]
-//                 [--strategy S] [--repeats N] [--no-interpreter] [--json]
+//                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
 // Protocol: inputs made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
 // least --repeats calls and 0.5 s, reporting the median. The FMA peak is measured in the same run,
 // per thread count, and every GFLOP/s is also given as a fraction of it. The flop count is the dense
@@ -82,10 +82,11 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                "", peak.gflops, "100.0");
             for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output")) {
                 if (!o.strategy.empty() && k->strategy != o.strategy) continue;
+                const bool chosen = &runtime::select_kernel(o.variant, inputs) == k;
+                if (o.chosen_only && !chosen) continue;
                 runtime::RunOptions ro;
                 ro.threads = threads;
                 const double s = median_seconds([&] { runtime::run_kernel(*k, inputs, ro); }, o.min_repeats, o.min_seconds);
-                const bool chosen = &runtime::select_kernel(o.variant, inputs) == k;
                 const std::string engine = std::string(k->name) + (chosen ? " *" : "");
                 out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8.1f}\n", threads, engine, s * 1e3,
                                    flops / s / 1e9, 100.0 * flops / s / 1e9 / peak.gflops);

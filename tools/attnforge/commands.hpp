@@ -32,6 +32,7 @@ struct BenchOptions {
     std::optional<std::int64_t> lq, lk;
     std::vector<int> threads = {1, 2};
     std::string strategy;  // empty: every output kernel of the variant
+    bool chosen_only = false;  // only the kernel the rule picks
     int min_repeats = 5;
     double min_seconds = 0.5;
     bool interpreter = true;

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     auto* bench_cmd = app.add_subcommand(
         "bench",
         "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak measured in the "
-        "same run. Protocol: 2 warm-up calls, then calls until --repeats and 0.5 s, median reported.");
+        "same run. Protocol: 2 warm-up calls, then calls until --repeats and --min-seconds (0.5 s), median reported.");
     bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
     bench_cmd->add_option("--batch", bench.batch, "B")->check(CLI::PositiveNumber);
     bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")->check(CLI::PositiveNumber);
@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->check(CLI::PositiveNumber);
     bench_cmd->add_option("--strategy", bench.strategy, "Only kernels of this strategy");
+    bench_cmd->add_flag("--chosen-only", bench.chosen_only, "Only the kernel the rule picks for these sizes");
     bench_cmd->add_option("--repeats", bench.min_repeats, "Minimum timed calls per kernel")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--min-seconds", bench.min_seconds, "Minimum timing time per kernel (default 0.5)")
+        ->check(CLI::NonNegativeNumber);
     bench_cmd->add_flag("!--no-interpreter", bench.interpreter, "Skip the interpreter");
     bench_cmd->add_flag("--json", bench.json, "Also print the rows as JSON");
 
