@@ -1,7 +1,9 @@
-# attnforge_add_kernels(LIST <file> GENERATOR <target> RUNTIME <target> REGISTRY_OUT <var> LIBRARIES_OUT <var>)
+# attnforge_add_kernels(LIST <file>... GENERATOR <target> RUNTIME <target> REGISTRY_OUT <var> LIBRARIES_OUT <var>)
 #
-# Reads the kernel list (generated/kernels.list): one add_halide_library per line, all on one shared
-# Halide runtime; returns the registry entries (C++ initializers) and the kernel library targets.
+# Reads the kernel lists (generated/kernels.list, then generated/baselines.list where asked): one
+# add_halide_library per line, all on one shared Halide runtime; returns the registry entries (C++
+# initializers, in list order) and the kernel library targets. The strategy `adams2019` (baselines
+# only) runs the unscheduled pipeline through Halide's Adams2019 autoscheduler.
 #
 # Options:
 #   ATTNFORGE_KERNEL_TARGETS  Halide target(s) for every kernel. "host" (default) is the build machine;
@@ -10,9 +12,14 @@
 #   ATTNFORGE_EMIT_STMT       also write Halide's statement (.stmt.html) and assembly (.s) files
 #                             next to each kernel, for inspection.
 function(attnforge_add_kernels)
-  cmake_parse_arguments(ARG "" "LIST;GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT" "LIST" ${ARGN})
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARG_LIST})
-  file(STRINGS ${ARG_LIST} lines)
+  set(lines "")
+  foreach(list_file IN LISTS ARG_LIST)
+    file(STRINGS ${list_file} list_lines)
+    list(APPEND lines ${list_lines})
+  endforeach()
+  cmake_host_system_information(RESULT cores QUERY NUMBER_OF_PHYSICAL_CORES)
   set(entries "")
   set(includes "")
   set(libraries "")
@@ -45,6 +52,13 @@ function(attnforge_add_kernels)
     endif()
     set(target attnforge_kernel_${name})
     set(extra "")
+    set(params strategy=${strategy})
+    if(strategy STREQUAL "adams2019")
+      # A baseline: the unscheduled pipeline, scheduled by Halide's Adams2019 autoscheduler (its
+      # default search) for this machine's core count.
+      set(params strategy=unscheduled autoscheduler.parallelism=${cores})
+      list(APPEND extra AUTOSCHEDULER Halide::Adams2019)
+    endif()
     if(ATTNFORGE_EMIT_STMT)
       set(extra STMT_HTML ${target}.stmt.html ASSEMBLY ${target}.s)
     endif()
@@ -53,7 +67,7 @@ function(attnforge_add_kernels)
       GENERATOR attnforge_attention
       FUNCTION_NAME ${target}
       TARGETS ${ATTNFORGE_KERNEL_TARGETS}
-      PARAMS variant=${variant} result=${result} strategy=${strategy} ${knobs}
+      PARAMS variant=${variant} result=${result} ${params} ${knobs}
       USE_RUNTIME ${ARG_RUNTIME}
       ${extra})
     list(JOIN knobs " " knob_text)

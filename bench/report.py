@@ -1,0 +1,87 @@
+"""The benchmark's tables (Markdown) and summary: ratios to the best peer and the issue's targets."""
+import math
+import statistics
+
+OURS = "attnforge"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return "unknown"
+
+
+def halide_version():
+    try:
+        from importlib.metadata import version
+        return version("halide")
+    except Exception:  # the package metadata is optional; the table says unknown
+        return "unknown"
+
+
+def cells(rows):
+    """{(variant, shape, threads): {implementation: row}}"""
+    out = {}
+    for r in rows:
+        out.setdefault((r["variant"], r["shape"], r["threads"]), {})[r["implementation"]] = r
+    return out
+
+
+def speedups(rows):
+    """Per cell: best peer time / our time (> 1: we are faster), over peers whose output checked ok."""
+    s = {}
+    for key, impls in cells(rows).items():
+        peer_ms = [r["ms"] for name, r in impls.items() if name != OURS and r["check_ok"] is not False]
+        if OURS in impls and peer_ms:
+            s[key] = min(peer_ms) / impls[OURS]["ms"]
+    return s
+
+
+def targets(rows, memory):
+    c, s = cells(rows), speedups(rows)
+    ours = {k: v[OURS] for k, v in c.items() if OURS in v}
+    L = lambda shape: int(shape.split("L=")[1].split()[0])
+    checks = []
+    for k, r in ours.items():
+        if k[0] == "sdpa" and L(k[1]) >= 512:
+            checks.append((f"sdpa {k[1]} {k[2]} thr ≥ 75% of peak", r["fraction_of_peak"] >= 0.75, f"{100 * r['fraction_of_peak']:.1f}%"))
+        if k[0] == "mha" and L(k[1]) >= 512:
+            checks.append((f"mha {k[1]} {k[2]} thr ≥ 70% of peak", r["fraction_of_peak"] >= 0.70, f"{100 * r['fraction_of_peak']:.1f}%"))
+        twin = (k[0].replace("_causal", ""), k[1], k[2])
+        if k[0].endswith("_causal") and L(k[1]) >= 1024 and twin in ours:
+            ratio = r["ms"] / ours[twin]["ms"]
+            checks.append((f"{k[0]} {k[1]} {k[2]} thr ≤ 0.6× {twin[0]}", ratio <= 0.6, f"{ratio:.2f}×"))
+        if k[2] == 2 and L(k[1]) >= 512 and (k[0], k[1], 1) in ours:
+            scale = ours[(k[0], k[1], 1)]["ms"] / r["ms"]
+            checks.append((f"{k[0]} {k[1]} 2 threads ≥ 1.8× 1 thread", scale >= 1.8, f"{scale:.2f}×"))
+    if s:
+        slowest = min(s, key=s.get)
+        checks.append(("faster than every peer on every cell", all(v > 1 for v in s.values()),
+                       f"lowest {s[slowest]:.2f}× ({slowest[0]} {slowest[1]} {slowest[2]} thr)"))
+        gm = math.exp(statistics.fmean(math.log(v) for v in s.values()))
+        checks.append(("geometric-mean speedup over the best peer ≥ 1.5×", gm >= 1.5, f"{gm:.2f}×"))
+    if memory:
+        checks.append(("sdpa L=16384 peak memory ≤ inputs + outputs + 64 MiB", memory["extra_mib"] <= 64,
+                       f"{memory['peak_rss_mib']:.0f} MiB peak, {memory['tensors_mib']:.0f} MiB tensors, "
+                       f"{memory['extra_mib']:.0f} MiB extra"))
+    return checks
+
+
+def markdown(result):
+    rows, s = result["rows"], speedups(result["rows"])
+    out = [f"Run {result['date']} on {result['machine']['cpu']} ({result['machine']['cores']} cores); "
+           + ", ".join(f"{k} {v}" for k, v in result["versions"].items()) + ".",
+           f"Command: `{result['command']}`. Protocol: {result['protocol']}", "",
+           "| variant | shape | threads | implementation | ms | GFLOP/s | % of FMA peak | output check | best peer ÷ ours |",
+           "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: |"]
+    for key, impls in cells(rows).items():
+        for name, r in sorted(impls.items(), key=lambda kv: kv[1]["ms"]):
+            ok = {True: "ok", False: "**FAILED**", None: "reference" if name == OURS else "—"}[r["check_ok"]]
+            ratio = f"**{s[key]:.2f}×**" if name == OURS and key in s else ""
+            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['ms']:.2f} | {r['gflops']:.1f} | "
+                       f"{100 * r['fraction_of_peak']:.1f} | {ok} | {ratio} |")
+    out += ["", "| target | met | measured |", "| --- | --- | --- |"]
+    out += [f"| {name} | {'yes' if ok else '**no**'} | {measured} |" for name, ok, measured in targets(rows, result.get("memory"))]
+    return "\n".join(out) + "\n"

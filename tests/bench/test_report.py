@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""bench/report.py on made-up rows: best-peer ratios, geometric mean, targets, Markdown (no peers needed).
+
+Usage: test_report.py PATH/TO/bench   (run by CTest)
+"""
+import sys
+import unittest
+
+report = None
+
+
+def row(variant, shape, threads, impl, ms, frac, ok=True):
+    return {"variant": variant, "shape": shape, "threads": threads, "implementation": impl, "ms": ms,
+            "gflops": 1.0, "peak_gflops": 100.0, "fraction_of_peak": frac, "check_ok": ok, "samples_ms": [ms]}
+
+
+ROWS = [
+    row("sdpa", "B=1 L=2048", 1, "attnforge", 10.0, 0.80, None),
+    row("sdpa", "B=1 L=2048", 1, "PyTorch SDPA", 20.0, 0.40),
+    row("sdpa", "B=1 L=2048", 1, "ONNX Runtime", 5.0, 1.60, False),  # wrong output: never the best peer
+    row("sdpa", "B=1 L=2048", 2, "attnforge", 5.0, 0.80, None),
+    row("sdpa", "B=1 L=2048", 2, "PyTorch SDPA", 5.0, 0.80),
+    row("sdpa_causal", "B=1 L=2048", 1, "attnforge", 7.0, 1.14, None),
+    row("sdpa_causal", "B=1 L=2048", 1, "PyTorch SDPA", 14.0, 0.57),
+]
+
+
+class ReportTest(unittest.TestCase):
+    def test_best_peer_ignores_failed_checks(self):
+        s = report.speedups(ROWS)
+        self.assertAlmostEqual(s[("sdpa", "B=1 L=2048", 1)], 2.0)
+        self.assertAlmostEqual(s[("sdpa", "B=1 L=2048", 2)], 1.0)
+
+    def test_targets(self):
+        t = {name: (ok, measured) for name, ok, measured in report.targets(ROWS, None)}
+        self.assertTrue(t["sdpa B=1 L=2048 1 thr ≥ 75% of peak"][0])
+        self.assertFalse(t["sdpa_causal B=1 L=2048 1 thr ≤ 0.6× sdpa"][0])  # 7 / 10 = 0.70
+        self.assertTrue(t["sdpa B=1 L=2048 2 threads ≥ 1.8× 1 thread"][0])  # 10 / 5 = 2.0
+        self.assertFalse(t["faster than every peer on every cell"][0])  # a tie with PyTorch at 2 threads
+        self.assertEqual(t["geometric-mean speedup over the best peer ≥ 1.5×"][1], "1.59×")  # (2·1·2)^(1/3)
+
+    def test_markdown_marks_failed_checks_and_ratios(self):
+        md = report.markdown({"date": "d", "command": "c", "protocol": "p", "rows": ROWS,
+                              "machine": {"cpu": "cpu", "cores": 2}, "versions": {"PyTorch": "x"}})
+        self.assertIn("**FAILED**", md)
+        self.assertIn("**2.00×**", md)
+        self.assertIn("| target | met | measured |", md)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, sys.argv.pop(1))
+    import report as report_module
+    report = report_module
+    unittest.main(verbosity=2)
