@@ -31,7 +31,8 @@ std::string error_of(const runtime::TensorMap& inputs, std::string_view variant 
 BOOST_AUTO_TEST_CASE(the_rule_picks_by_key_length) {
     BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 8192)).strategy == "materialized");
     BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 8193)).strategy == "streaming");
-    BOOST_TEST(runtime::select_kernel("sdpa_causal", sdpa_inputs(4, 64)).strategy == "streaming");
+    BOOST_TEST(runtime::select_kernel("sdpa_causal", sdpa_inputs(4, 64)).strategy == "materialized");
+    BOOST_TEST(runtime::select_kernel("sdpa_causal", sdpa_inputs(4, 8193)).strategy == "streaming");
     BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 64), "attention_weights").result == "attention_weights");
 }
 

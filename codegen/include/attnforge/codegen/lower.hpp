@@ -13,7 +13,7 @@ struct Lower {
     // the LayerNorm feeding Q, K and V) are the same Funcs.
     template <class Node>
     static Lowered node(const Node& n, LoweringContext& ctx) {
-        const std::string key = dsl::canonical(n);
+        const std::string key = dsl::canonical(n) + ctx.memo_suffix();
         if (auto it = ctx.lowered.find(key); it != ctx.lowered.end()) return it->second;
         Lowered result = impl(n, ctx);
         ctx.lowered.emplace(key, result);

@@ -78,6 +78,17 @@ public:
 
     std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }
 
+    // The key band of the softmax whose scores are being lowered (materialized strategy only), so that
+    // the score product skips the key panels outside the band of a whole query block (see
+    // lower/attention.hpp). Nodes lowered under a band are memoized apart from the same nodes without.
+    struct Band {
+        bool causal = false;  // keys <= q
+        int window = -1;      // and keys >= q - window
+    } band;
+    std::string memo_suffix() const {
+        return band.causal ? "@band" + std::to_string(band.window) : "";
+    }
+
 private:
     int next_id_ = 0;
 };

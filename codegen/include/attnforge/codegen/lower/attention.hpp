@@ -33,6 +33,18 @@ constexpr KeyBand key_band(const dsl::mask_node<S, Spec>& n) {
 template <class S, class E>
 constexpr KeyBand key_band(const dsl::modify_node<S, E>& n) { return key_band(n.scores); }
 
+// Restricts a reduction over keys to the keys a whole block of q_block queries can see under a band
+// (causal: key < end of the block; window: key ≥ start of the block − window), with `key` rounded down
+// to `granule` keys (a multiple dividing the schedule's tiles): the condition is then the same for every
+// lane of a vector and every row of a register tile, and Halide turns it into loop bounds per tile
+// instead of per-element tests. It only drops keys the mask removes for every query of the block.
+inline void restrict_to_block_band(Halide::RDom& r, const Halide::Expr& key, const Halide::Expr& q,
+                                   const LoweringContext::Band& band, int q_block, int granule) {
+    const Halide::Expr first = key / granule * granule, block = q / q_block * q_block;
+    if (band.causal) r.where(first < block + q_block);
+    if (band.window >= 0) r.where(first + (granule - 1) >= block - band.window);
+}
+
 // V's column e, clamped where the head width is not a whole number of vectors (64 lanes at most), so
 // that schedules may round vector tiles up.
 inline Halide::Expr value_column(const Halide::Var& e, int head_width) {
@@ -110,6 +122,10 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
     const std::string name = ctx.name("score");
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
     Halide::RDom e(0, Q::kind::head_width, "e");
+    const int P = ctx.knobs.k_unroll * ctx.lanes;  // keys per score tile and per packed K panel
+    // Under a causal or sliding-window band (materialized): key panels (the score tile's width) outside
+    // the band of the query block are never multiplied; their sums stay 0 and the mask makes them −∞.
+    detail::restrict_to_block_band(e, kv, qi, ctx.band, ctx.knobs.q_block, P);
     Halide::Func sum(name + "_sum"), f(name);
     sum(kv, qi, h, b) = 0.0f;
     // Reads clamped as in linear, so that score tiles may be rounded up. K is read through a Func of
@@ -118,7 +134,6 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
     // whole vector loads: no gathers, and no 4 KiB-strided rows that would thrash the L1 sets (K stored
     // transposed whole, rows Lk apart, measured 25% slower at Lk = 2048). The clamp is here, once per
     // packed element, not at the product's load where Halide cannot always prove it away.
-    const int P = ctx.knobs.k_unroll * ctx.lanes;
     Halide::Var kk("kk"), ke("e"), kt("kt");
     Halide::Func keys(name + "_keys");
     keys(kk, ke, kt, h, b) = k.func(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
@@ -131,7 +146,12 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
 
 template <class S, dsl::fixed_string Label>
 AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
+    if (ctx.knobs.strategy == Strategy::materialized) {
+        const auto key_band = detail::key_band(n.scores);
+        ctx.band = {key_band.causal, key_band.window};
+    }
     const Lowered s = node(n.scores, ctx);
+    ctx.band = {};
     AttentionCore core;
     const std::string name = ctx.name("softmax");
     Halide::Var k("k"), q("q"), h("h"), b("b");
@@ -186,6 +206,8 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
             out = detail::streamed_weighted_sum(core, v, group, ctx, name);
         } else {
             Halide::RDom r(0, p_extents[0], "r");
+            const auto key_band = detail::key_band(n.probabilities.scores);
+            detail::restrict_to_block_band(r, r, q, {key_band.causal, key_band.window}, ctx.knobs.q_block, 1);
             acc(e, q, h, b) = 0.0f;
             acc(e, q, h, b) += core.exps(r, q, h, b) * v.func(detail::value_column(e, V::kind::head_width), r, h / group, b);
             const Halide::Expr z = core.row_sum(q, h, b);
