@@ -122,6 +122,10 @@ void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k,
     schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
     vectorize_row_reduction(core.row_max, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
+    if (core.banded_exps) {
+        RVar ro("ro"), ri("ri");
+        core.exps.update().split(core.exps.rvars(0).at(0), ro, ri, lanes, TailStrategy::GuardWithIf).vectorize(ri);
+    }
     vectorize_row_reduction(core.row_sum, Halide::LoopLevel(out, t), lanes);
     if (core.weighted.defined()) {
         // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.

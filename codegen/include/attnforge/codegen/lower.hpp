@@ -46,8 +46,10 @@ struct Lower {
     static Lowered impl(const dsl::positional_encoding_node<X>&, LoweringContext&);
 
     // softmax(S) as an attention core without its weighted sum (shared by softmax and weighted_sum).
+    // `band_only`: only keys inside the band are ever read (a weighted sum restricted to it), so exps
+    // outside need no value at all.
     template <class S, dsl::fixed_string Label>
-    static AttentionCore softmax_core(const dsl::softmax_node<S, Label>&, LoweringContext&);
+    static AttentionCore softmax_core(const dsl::softmax_node<S, Label>&, LoweringContext&, bool band_only);
 };
 
 }  // namespace attnforge::codegen

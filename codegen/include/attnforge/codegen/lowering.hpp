@@ -44,6 +44,7 @@ struct AttentionCore {
     //   block_weighted (e, qi, qt, h, b, kb), and the running state (e, qi, qt, h, b) = (max, sum, acc)
     Halide::Func block_max, block_exps, block_sum, block_weighted, state;
     bool streamed = false;
+    bool banded_exps = false;  // exps: 0, then an update over the keys of the query block's band
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
     int head_width = 0;        // E of V
     // Key range known at generation time for causal and sliding-window masks: query q needs keys

@@ -145,17 +145,20 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
 }
 
 template <class S, dsl::fixed_string Label>
-AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
+AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx, bool band_only) {
     if (ctx.knobs.strategy == Strategy::materialized) {
         const auto key_band = detail::key_band(n.scores);
         ctx.band = {key_band.causal, key_band.window};
     }
     const Lowered s = node(n.scores, ctx);
+    const LoweringContext::Band block_band = ctx.band;
     ctx.band = {};
     AttentionCore core;
     const std::string name = ctx.name("softmax");
     Halide::Var k("k"), q("q"), h("h"), b("b");
     Halide::RDom r(0, s.extents[0], "r");
+    // Row max and sum: whole vectors of keys outside the block's band skipped (they are −∞ and 0).
+    detail::restrict_to_block_band(r, r, q, block_band, ctx.knobs.q_block, ctx.lanes);
     core.scores = s.func;
     core.score_extents = s.extents;
     // The chain of masks and modifiers above holds exactly one score node, the last one lowered.
@@ -168,7 +171,17 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
     // (softmax_exp(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
     const Halide::Expr shift = Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b));
-    core.exps(k, q, h, b) = softmax_exp(s.func(k, q, h, b) - shift);
+    if (block_band.causal) {
+        // Exps only inside the block's band (whole vectors). Outside: 0 (what the mask gives) where the
+        // probabilities are the result; nothing where only the band is read (no pass over the rest).
+        core.exps(k, q, h, b) = band_only ? Halide::undef<float>() : Halide::Expr(0.0f);
+        Halide::RDom re(0, s.extents[0], "re");
+        detail::restrict_to_block_band(re, re, q, block_band, ctx.knobs.q_block, ctx.lanes);
+        core.exps(re, q, h, b) = softmax_exp(s.func(re, q, h, b) - shift);
+        core.banded_exps = true;
+    } else {
+        core.exps(k, q, h, b) = softmax_exp(s.func(k, q, h, b) - shift);
+    }
     core.row_sum(q, h, b) = 0.0f;
     core.row_sum(q, h, b) += core.exps(r, q, h, b);
     const auto band = detail::key_band(n.scores);
@@ -179,7 +192,7 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
 
 template <class S, dsl::fixed_string Label>
 Lowered Lower::impl(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) {
-    AttentionCore core = softmax_core(n, ctx);
+    AttentionCore core = softmax_core(n, ctx, false);
     Halide::Var k("k"), q("q"), h("h"), b("b");
     core.probabilities = Halide::Func(ctx.name("probabilities"));
     core.probabilities(k, q, h, b) =
@@ -199,7 +212,7 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
     Halide::Func acc(name + "_sum"), out(name);
     std::vector<Halide::Expr> p_extents;  // (Lk, Lq, H, B)
     if constexpr (requires { n.probabilities.scores; }) {  // P is a softmax: normalize after the sum
-        AttentionCore core = softmax_core(n.probabilities, ctx);
+        AttentionCore core = softmax_core(n.probabilities, ctx, true);
         p_extents = core.score_extents;
         core.head_width = V::kind::head_width;
         if (ctx.knobs.strategy == Strategy::streaming) {
