@@ -92,7 +92,9 @@ def our_output(exe, variant, inputs, tmp):
 
 def peak_memory(exe):
     """Peak resident memory of `attnforge bench sdpa` at B=1, H=8, L=16384 (the rule's kernel, 2 threads),
-    against the size of its inputs and output."""
+    against the size of its inputs and output. Measured before PyTorch and ONNX Runtime are loaded: Linux
+    counts in a child's ru_maxrss the resident size of the parent it was forked from (until exec), so a
+    large parent would hide the child's own peak."""
     args = [exe, "bench", "sdpa", "--length", "16384", "--heads", str(H), "--threads", "2", "--chosen-only",
             "--no-interpreter", "--repeats", "1", "--min-seconds", "0"]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -114,6 +116,7 @@ def main():
     threads = [1] if a.quick else [int(t) for t in a.threads.split(",")]
     rounds = 1 if a.quick else a.rounds
     shapes = [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
+    memory = None if a.quick else peak_memory(a.attnforge)
     peers = [peer_modules.Torch(), peer_modules.OnnxRuntime()]
     ours, adams = Ours(a.attnforge), Ours(a.attnforge, "adams2019")
     rng = np.random.default_rng(0)
@@ -162,7 +165,7 @@ def main():
                      "Halide": report.halide_version(), "NumPy": np.__version__},
         "protocol": __doc__.split("Protocol: ")[1].split("\n\n")[0].replace("\n", " "),
         "rounds": rounds, "rows": rows, "checks": checks,
-        "memory": None if a.quick else peak_memory(a.attnforge),
+        "memory": memory,
     }
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "results.json"), "w") as f:

@@ -1,11 +1,13 @@
 // The runtime API: the rule picks kernels by size class, every entry checks names, shapes, dtypes and
 // sizes before touching memory (errors name the input and both shapes), the thread count is
-// selectable per call without changing results, and empty sizes give empty outputs.
+// selectable per call without changing results, empty sizes give empty outputs, outputs can be reused
+// and kernel scratch memory is cached across calls.
 #define BOOST_TEST_MODULE runtime
 #include <boost/test/unit_test.hpp>
 
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/scratch_memory.hpp>
 #include <attnforge/runtime/synthetic_inputs.hpp>
 
 namespace runtime = attnforge::runtime;
@@ -73,4 +75,58 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
     const auto out = runtime::run("sdpa", sdpa_inputs(0, 5));
     BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
     BOOST_TEST(out.f32.empty());
+}
+
+BOOST_AUTO_TEST_CASE(run_kernel_into_reuses_the_callers_output_and_checks_it) {
+    const auto in = sdpa_inputs(33, 70);
+    const runtime::KernelEntry& k = runtime::select_kernel("sdpa", in);
+    const runtime::Tensor fresh = runtime::run_kernel(k, in);
+    runtime::Tensor out = runtime::Tensor::float32(fresh.shape);
+    const float* storage = out.f32.data();
+    for (int i = 0; i < 3; ++i) runtime::run_kernel_into(k, in, out, {});
+    BOOST_TEST(out.f32.data() == storage);
+    BOOST_TEST(out.f32 == fresh.f32);  // same kernel, same inputs: bit-identical
+
+    runtime::Tensor wrong = runtime::Tensor::float32({1, 2, 33, 32});
+    try {
+        runtime::run_kernel_into(k, in, wrong, {});
+        BOOST_FAIL("a wrongly shaped output was accepted");
+    } catch (const attnforge::input_error& e) {
+        BOOST_TEST(std::string(e.what()) == "output of " + std::string(k.name) +
+                                                ": expected float32 (1, 2, 33, 64), given float32 (1, 2, 33, 32) holding 2112 values");
+    }
+}
+
+// The kernels' large temporaries come back from the cache on the next call (runtime/scratch_memory.hpp):
+// a call at L = 1024 allocates packed keys and per-task score tiles above the cache's threshold.
+BOOST_AUTO_TEST_CASE(scratch_memory_is_reused_across_calls_and_bounded) {
+    namespace scratch = runtime::scratch;
+    const auto in = sdpa_inputs(64, 1024);
+    runtime::RunOptions one;
+    one.threads = 1;  // the calling thread does all the work, so its cache sees every block
+    runtime::run("sdpa", in, one);
+    const scratch::Stats first = scratch::this_thread_stats();
+    BOOST_TEST(first.fresh > 0u);
+    BOOST_TEST(first.cached_blocks > 0u);
+    for (int i = 0; i < 3; ++i) runtime::run("sdpa", in, one);
+    const scratch::Stats later = scratch::this_thread_stats();
+    BOOST_TEST(later.fresh == first.fresh);  // nothing new allocated: every block reused
+    BOOST_TEST(later.reuses >= first.reuses + 3 * first.cached_blocks);
+    BOOST_TEST(later.cached_bytes <= scratch::kMaxCachedBytes);
+    scratch::trim_this_thread();
+    BOOST_TEST(scratch::this_thread_stats().cached_blocks == 0u);
+
+    // The allocator's contract with Halide: aligned, usable to the rounded-up size, reusable.
+    void* a = scratch::allocate(nullptr, 100000);
+    BOOST_TEST(reinterpret_cast<std::uintptr_t>(a) % scratch::kAlignment == 0u);
+    static_cast<char*>(a)[99999] = 1;
+    scratch::release(nullptr, a);
+    void* b = scratch::allocate(nullptr, 99000);  // fits the cached block, at least half its size
+    BOOST_TEST(b == a);
+    scratch::release(nullptr, b);
+    void* small = scratch::allocate(nullptr, 16);  // under the threshold: not cached
+    BOOST_TEST(reinterpret_cast<std::uintptr_t>(small) % scratch::kAlignment == 0u);
+    scratch::release(nullptr, small);
+    BOOST_TEST(scratch::this_thread_stats().cached_blocks == 1u);
+    scratch::trim_this_thread();
 }

@@ -1,6 +1,6 @@
 // attnforge bench VARIANT [--batch B] [--heads H] [--length L] [--lq N] [--lk N] [--threads N,...]
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
-// Protocol: inputs made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
+// Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
 // least --repeats calls and 0.5 s, reporting the median. The FMA peak is measured in the same run,
 // per thread count, and every GFLOP/s is also given as a fraction of it. The flop count is the dense
 // one of dsl::flop_count (matrix products only; causal variants counted dense).
@@ -86,7 +86,11 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                 if (o.chosen_only && !chosen) continue;
                 runtime::RunOptions ro;
                 ro.threads = threads;
-                const double s = median_seconds([&] { runtime::run_kernel(*k, inputs, ro); }, o.min_repeats, o.min_seconds);
+                // One output for all calls, as a serving loop would keep it (a fresh one is a fresh mapping to
+                // page-fault in every call, which is not what the kernel costs).
+                runtime::Tensor result = runtime::run_kernel(*k, inputs, ro);
+                const double s = median_seconds([&] { runtime::run_kernel_into(*k, inputs, result, ro); }, o.min_repeats,
+                                                o.min_seconds);
                 const std::string engine = std::string(k->name) + (chosen ? " *" : "");
                 out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8.1f}\n", threads, engine, s * 1e3,
                                    flops / s / 1e9, 100.0 * flops / s / 1e9 / peak.gflops);

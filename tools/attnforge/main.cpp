@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     auto* bench_cmd = app.add_subcommand(
         "bench",
         "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak measured in the "
-        "same run. Protocol: 2 warm-up calls, then calls until --repeats and --min-seconds (0.5 s), median reported.");
+        "same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and --min-seconds (0.5 s), median reported.");
     bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
     bench_cmd->add_option("--batch", bench.batch, "B")->check(CLI::PositiveNumber);
     bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")->check(CLI::PositiveNumber);

@@ -2,6 +2,7 @@
 
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/binding.hpp>
+#include <attnforge/runtime/scratch_memory.hpp>
 
 #include <HalideBuffer.h>
 
@@ -177,17 +178,13 @@ const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inpu
     return *candidates.back();
 }
 
-Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options) {
-    return run_kernel(select_kernel(variant, inputs, options.result), inputs, options);
-}
+namespace {
 
-Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
+// Calls the kernel on inputs already checked by check_inputs and an output of the right shape.
+void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
+    if (out.element_count() == 0) return;  // an empty batch or query sequence: nothing to compute
+    scratch::install();
     const dsl::graph_signature sig = k.signature();
-    const interp::RuntimeSizes sizes = check_inputs(k, sig, inputs);
-    const dsl::tensor_spec out_spec = k.result_spec();
-    Tensor out = Tensor::float32(sizes.shape_of(out_spec));
-    if (out.element_count() == 0) return out;  // an empty batch or query sequence: nothing to compute
-
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
     std::vector<void*> args;
@@ -211,7 +208,31 @@ Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOption
     }
     if (status != 0)
         throw std::runtime_error("kernel " + std::string(k.name) + " failed with Halide error " + std::to_string(status));
+}
+
+}  // namespace
+
+Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options) {
+    return run_kernel(select_kernel(variant, inputs, options.result), inputs, options);
+}
+
+Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
+    const interp::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
+    Tensor out = Tensor::float32(sizes.shape_of(k.result_spec()));
+    call_kernel(k, inputs, out, options);
     return out;
+}
+
+void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
+    const interp::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
+    const std::vector<std::int64_t> expected = sizes.shape_of(k.result_spec());
+    if (out.dtype != dsl::element_type::float32 || out.shape != expected ||
+        static_cast<std::int64_t>(out.f32.size()) != out.element_count())
+        throw input_error("output of " + std::string(k.name) + ": expected float32 " + interp::shape_string(expected) + ", given " +
+                          (out.dtype == dsl::element_type::float32 ? "float32 " : "bool ") + interp::shape_string(out.shape) +
+                          " holding " + std::to_string(out.dtype == dsl::element_type::float32 ? out.f32.size() : out.u8.size()) +
+                          " values");
+    call_kernel(k, inputs, out, options);
 }
 
 }  // namespace attnforge::runtime

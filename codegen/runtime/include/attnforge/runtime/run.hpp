@@ -4,6 +4,7 @@
 //     auto y = attnforge::runtime::run("mha", {{"x", x}, {"wq", wq}, ...});
 //
 // Errors in what the caller gave throw attnforge::input_error naming the input and both shapes.
+// Kernels keep their large temporaries for the next call (runtime/scratch_memory.hpp).
 #pragma once
 
 #include <attnforge/runtime/registry.hpp>
@@ -34,5 +35,8 @@ const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inpu
 Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options = {});
 // Runs one particular kernel (its size class is not consulted).
 Tensor run_kernel(const KernelEntry& kernel, const TensorMap& inputs, const RunOptions& options = {});
+// The same, writing into `out`, which must already have the result's shape and dtype float32: for
+// callers that call repeatedly (a fresh output is a fresh mapping to page-fault in, every call).
+void run_kernel_into(const KernelEntry& kernel, const TensorMap& inputs, Tensor& out, const RunOptions& options = {});
 
 }  // namespace attnforge::runtime

@@ -1,0 +1,40 @@
+// Scratch memory of the generated kernels: the large temporaries they allocate per call (projected
+// Q/K/V, packed keys, per-task score tiles with a run-time length) are kept and reused by the next call
+// instead of being returned to the system.
+//
+// Why: glibc serves blocks above its mmap threshold with fresh mappings, so every call page-faults its
+// temporaries in again. On this project's VM that costs 15–30 % of a call at L = 128–512 (measured in
+// bench/README.md). The runtime installs the cache (halide_set_custom_malloc) before the first kernel
+// call; blocks under 64 KiB are allocated and freed as usual.
+//
+// Bounds: each thread keeps at most kMaxCachedBlocks free blocks and kMaxCachedBytes in all (the oldest
+// is freed first), and reuses a block only for a request of at least half its size, so the cache never
+// holds more than one call's worth of temporaries per thread.
+#pragma once
+
+#include <cstddef>
+
+namespace attnforge::runtime::scratch {
+
+inline constexpr std::size_t kMinCachedSize = std::size_t{64} << 10;
+inline constexpr std::size_t kMaxCachedBlocks = 16;
+inline constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kAlignment = 64;  // what Halide requires on x86
+
+// Installs the cache as Halide's allocator (idempotent; run_kernel calls it).
+void install();
+
+// Halide's allocator contract: aligned to kAlignment, size rounded up to it, 8 bytes readable on either side.
+void* allocate(void* user_context, std::size_t size);
+void release(void* user_context, void* block);
+
+// Frees the calling thread's cached blocks (the kernels' pool threads keep theirs until they exit).
+void trim_this_thread();
+
+struct Stats {
+    std::size_t cached_blocks = 0, cached_bytes = 0;  // free blocks held by the calling thread
+    std::size_t reuses = 0, fresh = 0;                 // this thread's large allocations served each way
+};
+Stats this_thread_stats();
+
+}  // namespace attnforge::runtime::scratch
