@@ -4,9 +4,12 @@
 For every shape of the grid and every thread count: ours (the kernel the rule picks), Halide's
 Adams2019 autoscheduler on our lowered pipeline, PyTorch and ONNX Runtime, on the same shapes.
 Protocol: implementations interleaved round-robin, `--rounds` rounds; each round one batch per
-implementation (warm-up, then calls until 3 calls and 0.3 s), its median; reported: the median of
-the batch medians. The FMA peak is the one `attnforge bench` measures in the same run (per thread
-count); every % of peak uses it. Flops are the dense count (causal counted dense) for everyone.
+implementation (warm-up, then calls until 3 calls and 0.5 s), its median; reported: the median of
+the batch medians (Halide Adams2019, 5-10× slower than the rest, is timed in the first round only).
+Each round starts with `attnforge bench` measuring the FMA peak; a round whose peak is below 85% of
+the best peak seen for that thread count ran on a machine that was not quiet (another tenant's
+work), so it is discarded and taken again (at most 3 times per cell; the count is reported). Every
+% of peak uses the peak of the kept rounds. Flops are the dense count (causal counted dense) for everyone.
 Before timing a shape, each peer's output is checked against ours on the same random inputs
 (CONTRACT §5: max|peer − ours| ≤ 1e-4·(1 + max|ours|)).
 """
@@ -46,7 +49,7 @@ def make_inputs(variant, B, L, rng):
     return {"x": rng.standard_normal((B, L, D), dtype=np.float32), "wq": w(D), "wk": w(kv), "wv": w(kv), "wo": w(D)}
 
 
-def time_batch(call, min_calls=3, min_seconds=0.3):
+def time_batch(call, min_calls=3, min_seconds=0.5):
     call()  # warm-up
     times, start = [], time.perf_counter()
     while len(times) < min_calls or time.perf_counter() - start < min_seconds:
@@ -64,7 +67,7 @@ class Ours:
 
     def batch(self, variant, B, L, threads):
         args = [self.exe, "bench", variant, "--batch", str(B), "--length", str(L), "--threads", str(threads),
-                "--no-interpreter", "--json", "--repeats", "3", "--min-seconds", "0.3"]
+                "--no-interpreter", "--json", "--repeats", "3", "--min-seconds", "0.5"]
         args += ["--heads", str(H)] if variant.startswith("sdpa") else []
         args += ["--strategy", self.strategy] if self.strategy else ["--chosen-only"]
         r = subprocess.run(args, capture_output=True, text=True, check=True)
@@ -110,7 +113,7 @@ def main():
     ap.add_argument("--out", default="bench/results", help="folder for results.json and results.md")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--variants", default="", help="comma-separated subset of the grid's variants")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="a tiny grid, one thread, one round (a smoke test)")
     a = ap.parse_args()
     threads = [1] if a.quick else [int(t) for t in a.threads.split(",")]
@@ -120,7 +123,7 @@ def main():
     peers = [peer_modules.Torch(), peer_modules.OnnxRuntime()]
     ours, adams = Ours(a.attnforge), Ours(a.attnforge, "adams2019")
     rng = np.random.default_rng(0)
-    rows, checks = [], []
+    rows, checks, best_peak = [], [], {}
     started = time.time()
     for n, (variant, B, L) in enumerate(shapes):
         shape = f"B={B} L={L}" + (f" H={H} E={E}" if variant.startswith("sdpa") else f" D={D}")
@@ -138,13 +141,19 @@ def main():
         for t in threads:
             calls = {p: p.prepare(variant, inputs, t) for p in prepared}
             samples = {"attnforge": [], "Halide Adams2019": [], **{p.name(variant): [] for p in prepared}}
-            peak, flops = [], None
-            for _ in range(rounds):
+            peak, flops, retakes, kept = [], None, 0, 0
+            while kept < rounds:
                 row = ours.batch(variant, B, L, t)
+                best_peak[t] = max(best_peak.get(t, 0.0), row["peak_gflops"])
+                if row["peak_gflops"] < 0.85 * best_peak[t] and retakes < 3:
+                    retakes += 1  # the machine was busy with something else: take the round again
+                    continue
+                kept += 1
                 samples["attnforge"].append(row["ms"])
                 peak.append(row["peak_gflops"])
                 flops = row["gflops"] * row["ms"] * 1e6
-                samples["Halide Adams2019"].append(adams.batch(variant, B, L, t)["ms"])
+                if kept == 1:
+                    samples["Halide Adams2019"].append(adams.batch(variant, B, L, t)["ms"])
                 for p, f in calls.items():
                     samples[p.name(variant)].append(time_batch(lambda: p.run(f)) * 1e3)
             for impl, ms in samples.items():
@@ -154,7 +163,7 @@ def main():
                 rows.append({"variant": variant, "shape": shape, "threads": t, "implementation": impl, "ms": m,
                              "gflops": flops / m / 1e6, "peak_gflops": statistics.median(peak),
                              "fraction_of_peak": flops / m / 1e6 / statistics.median(peak), "check_ok": check_ok,
-                             "samples_ms": ms})
+                             "samples_ms": ms, "retaken_rounds": retakes})
             print(f"[{n + 1}/{len(shapes)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
                   + ", ".join(f"{r['implementation']} {r['ms']:.2f} ms" for r in rows[-len(samples):]), flush=True)
     result = {

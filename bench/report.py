@@ -69,11 +69,39 @@ def targets(rows, memory):
     return checks
 
 
+PEER_COLUMNS = ("PyTorch", "ONNX Runtime", "Halide Adams2019")  # by name prefix: each has per-variant names
+
+
+def summary(rows):
+    """One line per cell: ours (ms, GFLOP/s, % of peak), each peer's ms, best peer ÷ ours."""
+    s = speedups(rows)
+    out = ["| variant | shape | threads | attnforge ms | GFLOP/s | % of FMA peak | "
+           + " | ".join(f"{p} ms" for p in PEER_COLUMNS) + " | best peer ÷ ours |",
+           "| --- | --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in PEER_COLUMNS) + " | ---: |"]
+    for key, impls in cells(rows).items():
+        if OURS not in impls:
+            continue
+        r = impls[OURS]
+        peer_ms = []
+        for prefix in PEER_COLUMNS:
+            found = [v for name, v in impls.items() if name.startswith(prefix)]
+            peer_ms.append("—" if not found else f"{found[0]['ms']:.2f}" + (" ✗" if found[0]["check_ok"] is False else ""))
+        ratio = f"{s[key]:.2f}×" if key in s else "—"
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {r['ms']:.2f} | {r['gflops']:.1f} | {100 * r['fraction_of_peak']:.1f} | "
+                   + " | ".join(peer_ms) + f" | {ratio} |")
+    return "\n".join(out)
+
+
 def markdown(result):
     rows, s = result["rows"], speedups(result["rows"])
     out = [f"Run {result['date']} on {result['machine']['cpu']} ({result['machine']['cores']} cores); "
            + ", ".join(f"{k} {v}" for k, v in result["versions"].items()) + ".",
            f"Command: `{result['command']}`. Protocol: {result['protocol']}", "",
+           summary(rows), "", "| target | met | measured |", "| --- | --- | --- |"]
+    out += [f"| {name} | {'yes' if ok else '**no**'} | {measured} |" for name, ok, measured in targets(rows, result.get("memory"))]
+    retaken = sum(r.get("retaken_rounds", 0) for r in rows if r["implementation"] == OURS)
+    out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}.",
+            "", "Every implementation, fastest first:", "",
            "| variant | shape | threads | implementation | ms | GFLOP/s | % of FMA peak | output check | best peer ÷ ours |",
            "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: |"]
     for key, impls in cells(rows).items():
@@ -82,6 +110,11 @@ def markdown(result):
             ratio = f"**{s[key]:.2f}×**" if name == OURS and key in s else ""
             out.append(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['ms']:.2f} | {r['gflops']:.1f} | "
                        f"{100 * r['fraction_of_peak']:.1f} | {ok} | {ratio} |")
-    out += ["", "| target | met | measured |", "| --- | --- | --- |"]
-    out += [f"| {name} | {'yes' if ok else '**no**'} | {measured} |" for name, ok, measured in targets(rows, result.get("memory"))]
     return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # report.py results.json: the Markdown again, from a run's JSON
+    import json
+    import sys
+    with open(sys.argv[1]) as f:
+        print(markdown(json.load(f)), end="")

@@ -46,6 +46,11 @@ class ReportTest(unittest.TestCase):
         self.assertIn("**2.00×**", md)
         self.assertIn("| target | met | measured |", md)
 
+    def test_summary_has_one_line_per_cell_with_each_peer(self):
+        lines = report.summary(ROWS).splitlines()
+        self.assertEqual(len(lines), 2 + 3)  # header, rule, three cells
+        self.assertIn("| sdpa | B=1 L=2048 | 1 | 10.00 | 1.0 | 80.0 | 20.00 | 5.00 ✗ | — | 2.00× |", lines)
+
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv.pop(1))
