@@ -77,7 +77,8 @@ function(attnforge_add_kernels)
       "     &${target}_argv, &${target}_metadata,\n"
       "     [] { return dsl::signature(dsl::variants::${variant}); },\n"
       "     [] { return ${result}_spec(dsl::variants::${variant}); },\n"
-      "     [] { return dsl::attention_weights_spec(dsl::variants::${variant}); }},\n")
+      "     [] { return dsl::attention_weights_spec(dsl::variants::${variant}); },\n"
+      "     [](const interp::TensorMap& in) { return interpret_${result}(dsl::variants::${variant}, in); }},\n")
     list(APPEND libraries ${target})
   endforeach()
   set(${ARG_REGISTRY_OUT} "${entries}" PARENT_SCOPE)

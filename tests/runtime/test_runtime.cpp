@@ -10,6 +10,8 @@
 #include <attnforge/runtime/scratch_memory.hpp>
 #include <attnforge/runtime/synthetic_inputs.hpp>
 
+#include <algorithm>
+
 namespace runtime = attnforge::runtime;
 
 namespace {
@@ -75,6 +77,47 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
     const auto out = runtime::run("sdpa", sdpa_inputs(0, 5));
     BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
     BOOST_TEST(out.f32.empty());
+    auto batchless = runtime::synthetic_inputs(runtime::kernels_for("mha", "output").front()->signature(), {0, 0, {{"x", 7}}}, {});
+    BOOST_TEST(runtime::run("mha", batchless).shape == (std::vector<std::int64_t>{0, 7, 512}), boost::test_tools::per_element());
+}
+
+// No keys at all (Lk = 0) while queries are present: every row is fully masked, so attention gives
+// zeros, and what follows it (an output projection, a residual) acts on those zeros — what the
+// interpreter says, for every kernel of the variant, never a Halide bounds error or an abort.
+BOOST_AUTO_TEST_CASE(an_empty_key_sequence_gives_what_the_interpreter_gives) {
+    for (const runtime::KernelEntry* k : runtime::kernels_for("sdpa", "output")) {
+        const auto out = runtime::run_kernel(*k, sdpa_inputs(4, 0));
+        BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 4, 64}), boost::test_tools::per_element());
+        BOOST_TEST(std::all_of(out.f32.begin(), out.f32.end(), [](float v) { return v == 0.0f; }));
+    }
+    const runtime::KernelEntry& cross = *runtime::kernels_for("cross_attention", "output").front();
+    const auto in = runtime::synthetic_inputs(cross.signature(), {2, 0, {{"x", 3}, {"memory", 0}}}, {});
+    const auto out = runtime::run_kernel(cross, in);
+    const auto expected = cross.interpret(runtime::to_float64(in));
+    BOOST_TEST(out.shape == expected.shape, boost::test_tools::per_element());
+    for (std::size_t i = 0; i < out.f32.size(); ++i) BOOST_TEST(out.f32[i] == static_cast<float>(expected.data[i]));
+}
+
+// Sizes are checked before anything is allocated or looped over: negative sizes, sizes beyond what a
+// kernel can index (2^31 - 1) even when another size is 0, and products that overflow.
+BOOST_AUTO_TEST_CASE(impossible_sizes_are_rejected_before_touching_memory) {
+    auto in = sdpa_inputs(4, 5);
+    in["q"] = runtime::Tensor::float32({std::int64_t{1} << 40, 2, 0, 64});
+    in["k"] = runtime::Tensor::float32({std::int64_t{1} << 40, 2, 0, 64});
+    in["v"] = runtime::Tensor::float32({std::int64_t{1} << 40, 2, 0, 64});
+    BOOST_TEST(error_of(in) == "sdpa: input 'q' has shape (1099511627776, 2, 0, 64); every size must be at most "
+                               "2^31 - 1 (the largest extent a kernel can index)");
+    auto message = [](auto make) {
+        try {
+            make();
+        } catch (const attnforge::input_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("<no error>");
+    };
+    BOOST_TEST(message([] { runtime::Tensor::float32({1, 2, -4, 64}); }) == "shape (1, 2, -4, 64) has a negative size");
+    BOOST_TEST(message([] { runtime::Tensor::float32({std::int64_t{1} << 40, std::int64_t{1} << 40}); }) ==
+               "shape (1099511627776, 1099511627776) has more elements than fit in 64 bits");
 }
 
 BOOST_AUTO_TEST_CASE(run_kernel_into_reuses_the_callers_output_and_checks_it) {

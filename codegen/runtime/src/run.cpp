@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 namespace attnforge::runtime {
 
@@ -105,6 +107,15 @@ bool size_class_holds(std::string_view cls, std::int64_t lk) {
     throw std::logic_error("kernel list: unknown size class '" + std::string(cls) + "'");
 }
 
+// Kernels are built without Halide's large_buffers feature: every buffer they touch must span fewer
+// than 2^31 bytes (Halide checks it too, but only after the caller has allocated the output).
+void check_addressable(const KernelEntry& k, const std::string& what, const std::vector<std::int64_t>& shape, std::int64_t item) {
+    const std::int64_t n = interp::element_count(shape);
+    if (n > std::numeric_limits<std::int32_t>::max() / item)
+        throw input_error(std::string(k.variant) + ": " + what + " of shape " + interp::shape_string(shape) + " spans " +
+                          std::to_string(n) + " × " + std::to_string(item) + " bytes; a kernel buffer must span less than 2 GiB");
+}
+
 interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const TensorMap& inputs) {
     interp::ShapeMap shapes;
     for (const auto& [name, t] : inputs) {
@@ -121,7 +132,9 @@ interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signatu
         if (t.dtype != spec.dtype)
             throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dtype_name(spec.dtype) +
                               ", given " + dtype_name(t.dtype));
+        check_addressable(k, "input '" + spec.name + "'", t.shape, t.dtype == dsl::element_type::boolean ? 1 : 4);
     }
+    check_addressable(k, "its " + std::string(k.result), sizes.shape_of(k.result_spec()), 4);
     return sizes;
 }
 
@@ -180,9 +193,31 @@ const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inpu
 
 namespace {
 
+// Halide's default error handler prints and calls abort(). Ours keeps the message for the exception
+// the failing call throws. Errors are raised on the calling thread (argument and bounds checks) or,
+// for a failed allocation inside a parallel task, on a worker; the latter keep only the status code.
+thread_local std::string last_halide_error;
+
+void keep_halide_error(void*, const char* message) { last_halide_error = message; }
+
+void install_error_handler() {
+    static const bool installed = (halide_set_error_handler(keep_halide_error), true);
+    (void)installed;
+}
+
 // Calls the kernel on inputs already checked by check_inputs and an output of the right shape.
 void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
     if (out.element_count() == 0) return;  // an empty batch or query sequence: nothing to compute
+    // An empty input with a non-empty result is an empty key sequence (every width is fixed): rows
+    // with no key to attend to are fully masked. Kernels read their inputs clamped, which needs at least
+    // one element, so the spec itself (the interpreter, cheap without keys) computes that result.
+    for (const auto& [name, t] : inputs) {
+        if (t.element_count() != 0) continue;
+        const interp::Tensor r = k.interpret(to_float64(inputs));
+        std::transform(r.data.begin(), r.data.end(), out.f32.begin(), [](double v) { return static_cast<float>(v); });
+        return;
+    }
+    install_error_handler();
     scratch::install();
     const dsl::graph_signature sig = k.signature();
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
@@ -206,8 +241,12 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
     } else {
         status = k.argv(args.data());
     }
-    if (status != 0)
-        throw std::runtime_error("kernel " + std::string(k.name) + " failed with Halide error " + std::to_string(status));
+    if (status != 0) {
+        std::string message = std::exchange(last_halide_error, {});
+        while (!message.empty() && message.back() == '\n') message.pop_back();
+        throw std::runtime_error("kernel " + std::string(k.name) + " failed with Halide error " + std::to_string(status) +
+                                 (message.empty() ? "" : ": " + message));
+    }
 }
 
 }  // namespace

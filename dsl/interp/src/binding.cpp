@@ -3,6 +3,8 @@
 #include <attnforge/errors.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 namespace attnforge::interp {
 
@@ -55,6 +57,11 @@ std::string input_names(const dsl::graph_signature& sig) {
 
 }  // namespace
 
+// Sizes beyond int32 are rejected before anything is allocated or looped over: Halide indexes every
+// dimension with 32-bit integers, and a declared size of 2^40 with another size 0 (an empty tensor)
+// would otherwise send the interpreter through 2^40 empty iterations.
+constexpr std::int64_t max_size = std::numeric_limits<std::int32_t>::max();
+
 RuntimeSizes check_shapes(const dsl::graph_signature& sig, const ShapeMap& given) {
     for (const auto& [name, shape] : given) {
         bool known = false;
@@ -75,6 +82,10 @@ RuntimeSizes check_shapes(const dsl::graph_signature& sig, const ShapeMap& given
                                ", given " + shape_string(shape));
         };
         if (shape.size() != spec.dims.size()) throw mismatch();
+        for (std::int64_t n : shape)
+            if (n < 0 || n > max_size)
+                throw input_error(sig.name + ": input '" + spec.name + "' has shape " + shape_string(shape) + "; every size must be " +
+                                  (n < 0 ? "non-negative" : "at most 2^31 - 1 (the largest extent a kernel can index)"));
         for (std::size_t i = 0; i < spec.dims.size(); ++i) {
             const dim_spec& d = spec.dims[i];
             const std::int64_t n = shape[i];

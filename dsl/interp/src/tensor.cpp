@@ -2,11 +2,20 @@
 
 #include <attnforge/errors.hpp>
 
+#include <limits>
+
 namespace attnforge::interp {
 
 std::int64_t element_count(const std::vector<std::int64_t>& shape) {
     std::int64_t n = 1;
-    for (std::int64_t d : shape) n *= d;
+    for (std::int64_t d : shape)
+        if (d < 0) throw input_error("shape " + shape_string(shape) + " has a negative size");
+    for (std::int64_t d : shape) {
+        if (d == 0) return 0;
+        if (n > std::numeric_limits<std::int64_t>::max() / d)
+            throw input_error("shape " + shape_string(shape) + " has more elements than fit in 64 bits");
+        n *= d;
+    }
     return n;
 }
 

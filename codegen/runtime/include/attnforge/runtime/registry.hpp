@@ -3,6 +3,7 @@
 #pragma once
 
 #include <attnforge/dsl/passes/signature.hpp>
+#include <attnforge/interp/binding.hpp>
 
 #include <HalideRuntime.h>
 
@@ -23,6 +24,9 @@ struct KernelEntry {
     dsl::graph_signature (*signature)();           // the variant's inputs and output
     dsl::tensor_spec (*result_spec)();             // what this kernel writes
     dsl::tensor_spec (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
+    // The reference interpreter on the same graph and result: the run API uses it where a kernel cannot
+    // run (an empty key sequence with queries present: every row fully masked).
+    interp::Tensor (*interpret)(const interp::TensorMap& inputs);
 };
 
 std::span<const KernelEntry> registry();

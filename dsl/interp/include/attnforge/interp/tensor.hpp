@@ -25,6 +25,8 @@ struct Tensor {
     std::string shape_string() const;
 };
 
+// The product of the sizes. Throws attnforge::input_error for a negative size or a product beyond
+// int64 (a shape read from an untrusted file must never reach an overflowing multiplication).
 std::int64_t element_count(const std::vector<std::int64_t>& shape);
 std::string shape_string(const std::vector<std::int64_t>& shape);
 
