@@ -4,7 +4,7 @@
 //   variant      the name of a graph in attnforge::dsl::builtin_variants
 //   result       "output" (the graph's output) or "attention_weights" (its softmax labelled
 //                "attention": (B, Hq, Lq, Lk))
-//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, proj_rows, proj_cols, vector_width
+//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, vector_width
 //                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
 //
 // Inputs and output are declared in configure() from the variant's signature: one buffer per input,
@@ -65,6 +65,7 @@ public:
     GeneratorParam<int> q_unroll{"q_unroll", defaults.q_unroll};
     GeneratorParam<int> k_unroll{"k_unroll", defaults.k_unroll};
     GeneratorParam<int> pv_unroll{"pv_unroll", defaults.pv_unroll};
+    GeneratorParam<int> pv_key_block{"pv_key_block", defaults.pv_key_block};
     GeneratorParam<int> proj_rows{"proj_rows", defaults.proj_rows};
     GeneratorParam<int> proj_cols{"proj_cols", defaults.proj_cols};
     GeneratorParam<int> vector_width{"vector_width", defaults.vector_width};
@@ -115,6 +116,7 @@ private:
         k.q_unroll = q_unroll;
         k.k_unroll = k_unroll;
         k.pv_unroll = pv_unroll;
+        k.pv_key_block = pv_key_block;
         k.proj_rows = proj_rows;
         k.proj_cols = proj_cols;
         k.vector_width = vector_width;

@@ -127,12 +127,33 @@ void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k,
         core.exps.update().split(core.exps.rvars(0).at(0), ro, ri, lanes, TailStrategy::GuardWithIf).vectorize(ri);
     }
     vectorize_row_reduction(core.row_sum, Halide::LoopLevel(out, t), lanes);
-    if (core.weighted.defined()) {
-        // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
-        Var wo("wo"), wi("wi");
-        out.split(qi, wo, wi, k.pv_unroll, owner.tail).unroll(wi);
-        register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes, (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
+    if (!core.weighted.defined()) return;
+    if (k.pv_key_block > 0) {
+        // P·V over key chunks: for each chunk of pv_key_block keys, every register tile (pv_unroll rows ×
+        // all of E) of the block accumulates that chunk, so the chunk of V (pv_key_block · E floats)
+        // is read from L1 by every tile. The block's accumulators (q_block × E) live in L1 between
+        // chunks. Without chunks each tile streams all of V from L2: 16 bytes per FMA, more than L2
+        // delivers on a core with two 512-bit FMA ports.
+        Func acc = core.weighted;
+        const std::vector<Var> s = acc.args();  // (e, q, h, b)
+        acc.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
+        const RVar r = acc.rvars(0).at(0);
+        RVar ro("ro"), ri("ri");
+        Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
+        acc.update()
+            .split(r, ro, ri, k.pv_key_block, TailStrategy::GuardWithIf)
+            .split(s[0], eo, ei, lanes, TailStrategy::RoundUp)
+            .split(s[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp)
+            .reorder(ei, eo, qu, ri, qg, ro)
+            .vectorize(ei)
+            .unroll(eo)
+            .unroll(qu);
+        return;
     }
+    // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
+    Var wo("wo"), wi("wi");
+    out.split(qi, wo, wi, k.pv_unroll, owner.tail).unroll(wi);
+    register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes, (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
 }
 
 void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, int lanes) {
