@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -111,6 +112,28 @@ class RoundTripTest(unittest.TestCase):
             self.assertEqual(np.load(out).shape, (1, 2, 4, 64))
 
 
+class EmptyAndDegenerateTest(unittest.TestCase):
+    """B = 0 or L = 0 gives an empty output (both engines); no keys at all (Lk = 0) gives zero rows."""
+
+    def run_sdpa(self, q_shape, kv_shape, engine):
+        with tempfile.TemporaryDirectory() as d:
+            for n, shape in (("q", q_shape), ("k", kv_shape), ("v", kv_shape)):
+                np.save(os.path.join(d, f"{n}.npy"), np.ones(shape, np.float32))
+            out = os.path.join(d, "o.npy")
+            r = attnforge("run", "sdpa", *[f"--input={n}={d}/{n}.npy" for n in "qkv"], "--output", out, "--engine", engine)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return np.load(out)
+
+    def test_empty_batch_queries_and_keys(self):
+        for engine in ("kernel", "interpreter"):
+            with self.subTest(engine=engine):
+                self.assertEqual(self.run_sdpa((0, 2, 4, 64), (0, 2, 5, 64), engine).shape, (0, 2, 4, 64))
+                self.assertEqual(self.run_sdpa((1, 2, 0, 64), (1, 2, 5, 64), engine).shape, (1, 2, 0, 64))
+                no_keys = self.run_sdpa((1, 2, 3, 64), (1, 2, 0, 64), engine)
+                self.assertEqual(no_keys.shape, (1, 2, 3, 64))
+                self.assertTrue((no_keys == 0).all())
+
+
 class ErrorTest(unittest.TestCase):
     """Exit status 2, one line on stderr naming what was expected and given, no output file."""
 
@@ -177,6 +200,49 @@ class ErrorTest(unittest.TestCase):
             f.write(b"\x93NUMPY\x01\x00garbage")
         self.assert_rejected(["run", "sdpa", *self.inputs(q=os.path.join(self.d, "corrupt.npy")), "--output", self.out],
                              "corrupt.npy")
+
+    def write_header_only(self, name, shape_text):
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % shape_text
+        header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+        path = os.path.join(self.d, name)
+        with open(path, "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\0" * 64)
+        return path
+
+    def test_huge_negative_and_overflowing_declared_shapes(self):
+        """Rejected from the header and the file size alone: nothing of the declared size is allocated."""
+        cases = [("(1099511627776, 2, 4, 64)", "needs 2251799813685248 data bytes, the file has 64 (truncated)"),
+                 ("(1, -2, 4, 64)", "shape entries must be non-negative integers"),
+                 ("(4294967296, 4294967296, 4294967296, 64)", "too large (its byte size overflows)"),
+                 ("(99999999999999999999999, 2)", "a shape entry overflows")]
+        for shape, fragment in cases:
+            with self.subTest(shape=shape):
+                self.assert_rejected(["run", "sdpa", *self.inputs(q=self.write_header_only("h.npy", shape)),
+                                      "--output", self.out], "input 'q'", fragment)
+
+    def test_a_huge_size_with_no_elements_is_rejected_not_looped_over(self):
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 2, 0, 64), }"
+        path = os.path.join(self.d, "empty_huge.npy")
+        with open(path, "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + len(header + "\n").to_bytes(2, "little") + (header + "\n").encode())
+        for engine in ("kernel", "interpreter"):
+            self.assert_rejected(["run", "sdpa", *self.inputs(q=path, k=path, v=path), "--output", self.out,
+                                  "--engine", engine], "input 'q'", "at most 2^31 - 1")
+
+    def test_an_input_that_ends_while_it_is_read(self):
+        """A pipe whose writer stops half-way: the file vanishes mid-read; a clear error, no output."""
+        data = open(os.path.join(self.d, "q.npy"), "rb").read()
+        fifo = os.path.join(self.d, "q_pipe.npy")
+        os.mkfifo(fifo)
+
+        def writer():
+            with open(fifo, "wb") as f:
+                f.write(data[: len(data) // 2])
+
+        thread = threading.Thread(target=writer, daemon=True)  # daemon: never blocks the test run
+        thread.start()
+        self.assert_rejected(["run", "sdpa", *self.inputs(q=fifo), "--output", self.out], "q_pipe.npy", "truncated")
+        thread.join(timeout=10)
 
     def test_bad_usage(self):
         self.assert_rejected(["run", "sdpa", *self.inputs(), "--output", self.out, "--engine", "gpu"], "engine")

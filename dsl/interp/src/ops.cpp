@@ -103,7 +103,8 @@ SoftmaxResult softmax(const Tensor& s) {
         const double* in = s.ptr() + row * Lk;
         double* out = r.weights.ptr() + row * Lk;
         double m = minus_infinity;
-        for (i64 j = 0; j < Lk; ++j) m = std::max(m, in[j]);
+        // std::max would drop a NaN score; a NaN anywhere in the row makes the whole row NaN.
+        for (i64 j = 0; j < Lk; ++j) m = (in[j] > m || std::isnan(in[j])) && !std::isnan(m) ? in[j] : m;
         if (m == minus_infinity) {  // every key masked (or no keys): zero row, logsumexp -inf
             r.logsumexp.data[static_cast<std::size_t>(row)] = minus_infinity;
             continue;

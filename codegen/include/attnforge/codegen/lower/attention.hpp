@@ -1,9 +1,11 @@
 // score, softmax and weighted_sum. weighted_sum(softmax(S), V) is lowered as (Σ_k exp(S - m) · V) / z,
 // the same value as P · V with P = exp(S - m) / z, so that no normalized P is ever materialized and a
-// strategy can stream over keys. Fully masked rows (m = -inf, z = 0) give zero rows, never NaN.
+// strategy can stream over keys. Fully masked rows (m = -inf, z = 0) give zero rows, never NaN; a
+// NaN that reaches a row (z = NaN) stays NaN, never a silent zero row (README, "Bad input").
 #pragma once
 
 #include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
@@ -68,7 +70,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     Halide::Func block_scores(name + "_block_scores");
     // Scores past Lk (the last block's tail) are masked out here; the score product and the mask inputs
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
-    block_scores(kk, qi, qt, h, b, kb) = Halide::select(key < Lk, core.scores(key, query, h, b), inf);
+    block_scores(kk, qi, qt, h, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, h, b), inf));
 
     Halide::RDom rk(0, Kb, "rk");
     core.block_max = Halide::Func(name + "_block_max");
@@ -77,7 +79,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     const Expr block_max = core.block_max(qi, qt, h, b, kb);
     core.block_exps = Halide::Func(name + "_block_exps");
     core.block_exps(kk, qi, qt, h, b, kb) =
-        softmax_exp(block_scores(kk, qi, qt, h, b, kb) - Halide::select(block_max == inf, 0.0f, block_max));
+        softmax_exp(block_scores(kk, qi, qt, h, b, kb) - ieee(Halide::select(block_max == inf, 0.0f, block_max)));
     core.block_sum = Halide::Func(name + "_block_sum");
     core.block_sum(qi, qt, h, b, kb) = 0.0f;
     core.block_sum(qi, qt, h, b, kb) += core.block_exps(rk, qi, qt, h, b, kb);
@@ -98,16 +100,16 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     // One exp for both factors: the larger max gets factor 1, the other e^(smaller − larger) (0 when
     // the smaller is −∞: an empty state or a wholly masked block). Both −∞: nothing yet, both 0.
     const Expr smaller = Halide::min(m_old, m_block);
-    const Expr f = Halide::select(m_new == inf, 0.0f, softmax_exp(smaller - m_new));
-    const Expr keep_old = Halide::select(m_old == m_new && m_new != inf, 1.0f, f);
-    const Expr take_block = Halide::select(m_old == m_new, f, 1.0f);
+    const Expr f = ieee(Halide::select(m_new == inf, 0.0f, softmax_exp(smaller - m_new)));
+    const Expr keep_old = ieee(Halide::select(m_old == m_new && m_new != inf, 1.0f, f));
+    const Expr take_block = ieee(Halide::select(m_old == m_new, f, 1.0f));
     core.state(e, qi, qt, h, b) = Halide::Tuple(
         m_new, core.state(e, qi, qt, h, b)[1] * keep_old + core.block_sum(qi, qt, h, b, rb) * take_block,
         core.state(e, qi, qt, h, b)[2] * keep_old + core.block_weighted(e, qi, qt, h, b, rb) * take_block);
 
     Halide::Func out(name);
     const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];
-    out(e, q, h, b) = Halide::select(l > 0.0f, core.state(e, q % Qb, q / Qb, h, b)[2] / l, 0.0f);
+    out(e, q, h, b) = ieee(Halide::select(l == 0.0f, 0.0f, core.state(e, q % Qb, q / Qb, h, b)[2] / l));
     core.streamed = true;
     return out;
 }
@@ -170,7 +172,7 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     core.row_max(q, h, b) = Halide::max(core.row_max(q, h, b), s.func(r, q, h, b));
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
     // (softmax_exp(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
-    const Halide::Expr shift = Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b));
+    const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
     if (block_band.causal) {
         // Exps only inside the block's band (whole vectors). Outside: 0 (what the mask gives) where the
         // probabilities are the result; nothing where only the band is read (no pass over the rest).
@@ -196,7 +198,7 @@ Lowered Lower::impl(const dsl::softmax_node<S, Label>& n, LoweringContext& ctx) 
     Halide::Var k("k"), q("q"), h("h"), b("b");
     core.probabilities = Halide::Func(ctx.name("probabilities"));
     core.probabilities(k, q, h, b) =
-        Halide::select(core.row_sum(q, h, b) > 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b), 0.0f);
+        ieee(Halide::select(core.row_sum(q, h, b) == 0.0f, 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b)));
     core.output = core.probabilities;
     ctx.roles.cores.push_back(core);
     return {core.probabilities, core.score_extents};
@@ -224,7 +226,7 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
             acc(e, q, h, b) = 0.0f;
             acc(e, q, h, b) += core.exps(r, q, h, b) * v.func(detail::value_column(e, V::kind::head_width), r, h / group, b);
             const Halide::Expr z = core.row_sum(q, h, b);
-            out(e, q, h, b) = Halide::select(z > 0.0f, acc(e, q, h, b) / z, 0.0f);
+            out(e, q, h, b) = ieee(Halide::select(z == 0.0f, 0.0f, acc(e, q, h, b) / z));
             core.weighted = acc;
         }
         core.output = out;

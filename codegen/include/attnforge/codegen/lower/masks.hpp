@@ -2,6 +2,7 @@
 #pragma once
 
 #include <attnforge/codegen/halide_backend.hpp>
+#include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower.hpp>
 
 #include <limits>
@@ -29,7 +30,7 @@ Lowered Lower::impl(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
             keep = m.func(kc, Halide::clamp(q, 0, m.extents[1] - 1), b) != 0;
     }
     Halide::Func f(ctx.name("mask"));
-    f(k, q, h, b) = Halide::select(keep, s.func(k, q, h, b), minus_infinity());
+    f(k, q, h, b) = ieee(Halide::select(keep, s.func(k, q, h, b), minus_infinity()));
     return {f, s.extents};
 }
 
@@ -41,7 +42,7 @@ Lowered Lower::impl(const dsl::modify_node<S, E>& n, LoweringContext& ctx) {
     Halide::Expr modified = dsl::ex::evaluate(n.expr, HalideEnv{score, b, h, q, k}, HalideBackend{});
     if (!modified.type().is_float()) modified = Halide::cast<float>(modified);
     Halide::Func f(ctx.name("modify"));
-    f(k, q, h, b) = Halide::select(score == minus_infinity(), score, modified);
+    f(k, q, h, b) = ieee(Halide::select(score == minus_infinity(), score, modified));
     return {f, s.extents};
 }
 
