@@ -4,7 +4,7 @@
 //     its own batch entry and head (for layers: its own batch entry); never a silent zero row;
 //   - fully masked rows give exact zeros (and logsumexp -inf in the interpreter), never NaN;
 //   - tiny and huge magnitudes and long rows (Lk = 16384) stay within CONTRACT §5.
-// Logits of ±1e4 are covered for every kernel by tests/kernels ("logits~1e4").
+//   - logits of exactly ±1e4 (and tests/kernels checks every kernel with logits of ~1e4).
 #define BOOST_TEST_MODULE numerics
 #include <boost/test/unit_test.hpp>
 
@@ -197,6 +197,28 @@ BOOST_AUTO_TEST_CASE(long_rows_of_16384_keys_do_not_drift) {
                     const auto got = runtime::to_float64(runtime::run_kernel(*k, in));
                     BOOST_TEST(attnforge::testing::max_abs_diff(got, ref) <= bound);
                 }
+            }
+        }
+    }
+}
+
+// Logits of exactly ±1e4 and everything between: q·k/√64 with q = ±200 and k = 400·s in the first
+// column only, so every product is exact in float32 and the interpreter sees the same logits.
+BOOST_AUTO_TEST_CASE(logits_of_plus_and_minus_1e4) {
+    auto in = sdpa_inputs(1, 2, 9, 41, 3);
+    for (float& x : in["q"].f32) x = 0.0f;
+    for (float& x : in["k"].f32) x = 0.0f;
+    for (std::int64_t h = 0; h < 2; ++h) {
+        for (std::int64_t i = 0; i < 9; ++i) at(in["q"], 0, h, i, 0) = i % 2 == 0 ? 200.0f : -200.0f;
+        for (std::int64_t j = 0; j < 41; ++j) at(in["k"], 0, h, j, 0) = 400.0f * static_cast<float>(j - 20) / 20.0f;
+    }
+    for (std::string_view variant : {"sdpa", "sdpa_causal"}) {
+        const auto ref = reference(variant, in);
+        const double bound = 1e-4 * (1 + attnforge::testing::max_abs(ref));
+        for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+            BOOST_TEST_CONTEXT(k->name) {
+                const auto got = runtime::to_float64(runtime::run_kernel(*k, in));
+                BOOST_TEST(attnforge::testing::max_abs_diff(got, ref) <= bound);
             }
         }
     }
