@@ -37,8 +37,8 @@ struct Knobs {
     int pv_unroll = 4;        // query rows per register tile of P·V (each row holds E/lanes vectors) [1, 6]
     int pv_key_block = 128;     // materialized P·V: keys per chunk, all of the block's rows per chunk, so a chunk of V
                               // stays in L1 [0 = whole rows, one tile at a time; 16, 2048]
-    int proj_rows = 8;        // rows per register tile of a projection [1, 12]
-    int proj_cols = 2;        // output vectors per register tile of a projection [1, 4]
+    int proj_rows = 6;        // rows per register tile of a projection [1, 12]
+    int proj_cols = 4;        // output vectors per register tile of a projection [1, 4]
     int vector_width = 0;     // lanes; 0 = the target's natural float32 width (16 on AVX-512, 8 on AVX2)
 };
 
