@@ -146,7 +146,7 @@ private:
             } else {
                 f(vars) = in(vars);
             }
-            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents});
+            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents, true});
         }
     }
 

@@ -115,6 +115,17 @@ void parallel_query_blocks(Owner owner, Var qi, Var t, const Knobs& k, int lanes
         .vectorize(a[0], lanes, owner.tail);
 }
 
+// V packed with each head contiguous, once per call, where its rows are slices of the projection's
+// wider rows (heads split out of D): P·V reads a chunk of keys of one head, and at a stride of D
+// floats those rows fall into a few L1 sets and evict each other (mha L = 2048: the V loads took the
+// most samples of the P·V loop). Where V is an input, its rows are already dense: read in place.
+void pack_values(AttentionCore core, int lanes) {
+    if (!core.pack_values) return;
+    const std::vector<Var> a = core.values.args();  // (e, k, h, b)
+    Var t("t");
+    core.values.compute_root().fuse(a[2], a[3], t).parallel(t).vectorize(a[0], lanes, TailStrategy::RoundUp);
+}
+
 void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k, int lanes) {
     Func out = owner.func;
     Var qi("qi"), t("t");
@@ -128,6 +139,7 @@ void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k,
     }
     vectorize_row_reduction(core.row_sum, Halide::LoopLevel(out, t), lanes);
     if (!core.weighted.defined()) return;
+    pack_values(core, lanes);
     if (k.pv_key_block > 0) {
         // P·V over key chunks: for each chunk of pv_key_block keys, every register tile (pv_unroll rows ×
         // all of E) of the block accumulates that chunk, so the chunk of V (pv_key_block · E floats)
@@ -168,6 +180,7 @@ void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, in
 
     // Everything of one key block is computed inside the block loop.
     schedule_score_product(core, Halide::LoopLevel(state, rb), k, lanes);
+    pack_values(core, lanes);
     vectorize_row_reduction(core.block_max, Halide::LoopLevel(state, rb), lanes);
     core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
     vectorize_row_reduction(core.block_sum, Halide::LoopLevel(state, rb), lanes);

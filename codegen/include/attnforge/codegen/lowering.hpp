@@ -22,6 +22,9 @@ namespace attnforge::codegen {
 struct Lowered {
     Halide::Func func;
     std::vector<Halide::Expr> extents;
+    // Its innermost dimension is a dense row of its own in memory (an input buffer), not a slice of a
+    // wider row (heads split out of a projection): decides whether V is packed per head.
+    bool dense_rows = false;
 };
 
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
@@ -37,6 +40,8 @@ struct AttentionCore {
     Halide::Func exps;         // exp(s - m)(k, q, h, b)
     Halide::Func row_sum;      // z(q, h, b)
     Halide::Func weighted;     // Σ_k exps · V, (e, q, h, b), a reduction
+    Halide::Func values;       // V as (e, k, h, b), read by the P·V products
+    bool pack_values = false;  // V's rows are slices of wider rows: copy each head contiguous once per call
     Halide::Func output;       // weighted / z, 0 for fully masked rows
     Halide::Func probabilities;  // exps / z, only when the weights are the graph's output
     // streaming only: per key block kb of k_block keys, over query tiles of q_block rows

@@ -86,7 +86,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     core.block_weighted = Halide::Func(name + "_block_weighted");
     core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
     core.block_weighted(e, qi, qt, h, b, kb) +=
-        core.block_exps(rk, qi, qt, h, b, kb) * v.func(value_column(e, core.head_width), Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
+        core.block_exps(rk, qi, qt, h, b, kb) * core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches.
     Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
@@ -217,6 +217,9 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
         AttentionCore core = softmax_core(n.probabilities, ctx, true);
         p_extents = core.score_extents;
         core.head_width = V::kind::head_width;
+        core.values = Halide::Func(name + "_values");
+        core.values(e, q, h, b) = v.func(detail::value_column(e, V::kind::head_width), q, h, b);
+        core.pack_values = !v.dense_rows;
         if (ctx.knobs.strategy == Strategy::streaming) {
             out = detail::streamed_weighted_sum(core, v, group, ctx, name);
         } else {
@@ -224,7 +227,7 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
             const auto key_band = detail::key_band(n.probabilities.scores);
             detail::restrict_to_block_band(r, r, q, {key_band.causal, key_band.window}, ctx.knobs.q_block, 1);
             acc(e, q, h, b) = 0.0f;
-            acc(e, q, h, b) += core.exps(r, q, h, b) * v.func(detail::value_column(e, V::kind::head_width), r, h / group, b);
+            acc(e, q, h, b) += core.exps(r, q, h, b) * core.values(e, r, h / group, b);
             const Halide::Expr z = core.row_sum(q, h, b);
             out(e, q, h, b) = ieee(Halide::select(z == 0.0f, 0.0f, acc(e, q, h, b) / z));
             core.weighted = acc;
