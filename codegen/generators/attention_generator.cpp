@@ -6,6 +6,11 @@
 //                "attention": (B, Hq, Lq, Lk))
 //   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, vector_width
 //                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
+//   estimate_batch, estimate_heads, estimate_length
+//                the sizes an autoscheduler plans for (B = 1, H = 8, L = 1024 unless set)
+//
+// Built twice: into the generator executable (ahead of time, by CMake) and into attnforge-tune, which
+// compiles candidate schedules just in time from the same registered generator.
 //
 // Inputs and output are declared in configure() from the variant's signature: one buffer per input,
 // in the graph's input order, float32 for tensors and uint8 for masks; dimensions reversed from the
@@ -28,20 +33,25 @@ void with_variant(const std::string& name, F f) {
         throw std::invalid_argument("attnforge generator: no built-in variant named '" + name + "'");
 }
 
-// Size estimates for the autoschedulers and the generated metadata: B = 1, lengths 1024, H = 8.
-Expr estimate_of(const dsl::dim_spec& dim) {
+// Size estimates for the autoschedulers and the generated metadata (GeneratorParams estimate_batch,
+// estimate_heads, estimate_length; by default B = 1, H = 8, every length 1024).
+struct Estimates {
+    int batch, heads, length;
+};
+
+Expr estimate_of(const dsl::dim_spec& dim, const Estimates& e) {
     switch (dim.role) {
         case dsl::dim_spec::axis::fixed: return static_cast<int>(dim.size);
-        case dsl::dim_spec::axis::batch: return 1;
-        case dsl::dim_spec::axis::heads: return 8;
-        default: return 1024;
+        case dsl::dim_spec::axis::batch: return e.batch;
+        case dsl::dim_spec::axis::heads: return e.heads;
+        default: return e.length;
     }
 }
 
-Region estimates_of(const dsl::tensor_spec& spec) {
-    Region e;
-    for (auto d = spec.dims.rbegin(); d != spec.dims.rend(); ++d) e.emplace_back(0, estimate_of(*d));
-    return e;
+Region estimates_of(const dsl::tensor_spec& spec, const Estimates& e) {
+    Region r;
+    for (auto d = spec.dims.rbegin(); d != spec.dims.rend(); ++d) r.emplace_back(0, estimate_of(*d, e));
+    return r;
 }
 
 bool batched(const dsl::tensor_spec& spec) {
@@ -69,6 +79,10 @@ public:
     GeneratorParam<int> proj_rows{"proj_rows", defaults.proj_rows};
     GeneratorParam<int> proj_cols{"proj_cols", defaults.proj_cols};
     GeneratorParam<int> vector_width{"vector_width", defaults.vector_width};
+    // Sizes the autoschedulers plan for (attnforge tune sets the tuned sizes).
+    GeneratorParam<int> estimate_batch{"estimate_batch", 1};
+    GeneratorParam<int> estimate_heads{"estimate_heads", 8};
+    GeneratorParam<int> estimate_length{"estimate_length", 1024};
 
     void configure() {
         with_variant(variant, [&](const auto& g) {
@@ -108,6 +122,8 @@ public:
     }
 
 private:
+    Estimates estimates() const { return {estimate_batch, estimate_heads, estimate_length}; }
+
     cg::Knobs knobs() const {
         cg::Knobs k;
         k.strategy = cg::parse_strategy(strategy);
@@ -132,7 +148,7 @@ private:
             const int rank = static_cast<int>(spec.dims.size());
             std::vector<Expr> extents;
             for (int d = 0; d < rank; ++d) extents.push_back(in.dim(d).extent());  // innermost first
-            in.set_estimates(estimates_of(spec));
+            in.set_estimates(estimates_of(spec, estimates()));
             constrain_static_extents(in, spec);
             Func f(spec.name + "_in");
             std::vector<Var> vars;
@@ -174,7 +190,7 @@ private:
         if (!batched(output_spec_)) args.push_back(0);
         Func f = *output_;
         f(vars) = result.func(args);
-        output_->set_estimates(estimates_of(output_spec_));
+        output_->set_estimates(estimates_of(output_spec_, estimates()));
         constrain_static_extents(*output_, output_spec_);
     }
 

@@ -2,7 +2,9 @@
 
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/binding.hpp>
+#include <attnforge/runtime/halide_buffer.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
+#include <attnforge/runtime/size_class.hpp>
 
 #include <HalideBuffer.h>
 
@@ -16,34 +18,6 @@
 
 namespace attnforge::runtime {
 
-Tensor Tensor::float32(std::vector<std::int64_t> shape, std::vector<float> values) {
-    Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}};
-    if (t.f32.empty()) t.f32.resize(static_cast<std::size_t>(interp::element_count(t.shape)));
-    return t;
-}
-
-Tensor Tensor::boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t> values) {
-    Tensor t{std::move(shape), dsl::element_type::boolean, {}, std::move(values)};
-    if (t.u8.empty()) t.u8.resize(static_cast<std::size_t>(interp::element_count(t.shape)));
-    return t;
-}
-
-std::int64_t Tensor::element_count() const { return interp::element_count(shape); }
-
-interp::Tensor to_float64(const Tensor& t) {
-    interp::Tensor d(t.shape);
-    if (t.dtype == dsl::element_type::boolean)
-        for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.u8[i];
-    else
-        for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.f32[i];
-    return d;
-}
-
-interp::TensorMap to_float64(const TensorMap& tensors) {
-    interp::TensorMap out;
-    for (const auto& [name, t] : tensors) out.emplace(name, to_float64(t));
-    return out;
-}
 
 namespace {
 
@@ -95,18 +69,6 @@ std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes)
     return it == sizes.sequence_length.end() ? 0 : it->second;
 }
 
-bool size_class_holds(std::string_view cls, std::int64_t lk) {
-    if (cls == "any") return true;
-    auto number = [&](std::size_t from) {
-        std::int64_t n = 0;
-        std::from_chars(cls.data() + from, cls.data() + cls.size(), n);
-        return n;
-    };
-    if (cls.starts_with("Lk<=")) return lk <= number(4);
-    if (cls.starts_with("Lk>")) return lk > number(3);
-    throw std::logic_error("kernel list: unknown size class '" + std::string(cls) + "'");
-}
-
 // Kernels are built without Halide's large_buffers feature: every buffer they touch must span fewer
 // than 2^31 bytes (Halide checks it too, but only after the caller has allocated the output).
 void check_addressable(const KernelEntry& k, const std::string& what, const std::vector<std::int64_t>& shape, std::int64_t item) {
@@ -138,22 +100,6 @@ interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signatu
     return sizes;
 }
 
-// A Halide buffer over a row-major tensor: dimensions reversed, dense strides.
-halide_buffer_t describe(const void* data, dsl::element_type dtype, const std::vector<std::int64_t>& shape,
-                         std::vector<halide_dimension_t>& dims) {
-    dims.clear();
-    std::int32_t stride = 1;
-    for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
-        dims.push_back(halide_dimension_t(0, static_cast<std::int32_t>(*it), stride));
-        stride *= static_cast<std::int32_t>(std::max<std::int64_t>(*it, 1));
-    }
-    halide_buffer_t b{};
-    b.host = static_cast<std::uint8_t*>(const_cast<void*>(data));
-    b.type = dtype == dsl::element_type::boolean ? halide_type_t(halide_type_uint, 8) : halide_type_t(halide_type_float, 32);
-    b.dimensions = static_cast<std::int32_t>(dims.size());
-    b.dim = dims.data();
-    return b;
-}
 
 }  // namespace
 

@@ -1,0 +1,34 @@
+// A halide_buffer_t over a row-major tensor, for calling a Halide pipeline on it: the ahead-of-time
+// kernels (run.cpp) and the just-in-time candidates of attnforge tune. Sizes are checked before
+// (run.cpp: every extent and stride fits int32).
+#pragma once
+
+#include <attnforge/dsl/passes/signature.hpp>
+
+#include <HalideRuntime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace attnforge::runtime {
+
+// Dimensions reversed (Halide's first is the innermost), dense strides; `dims` holds them and must
+// outlive the buffer.
+inline halide_buffer_t describe(const void* data, dsl::element_type dtype, const std::vector<std::int64_t>& shape,
+                                std::vector<halide_dimension_t>& dims) {
+    dims.clear();
+    std::int32_t stride = 1;
+    for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
+        dims.push_back(halide_dimension_t(0, static_cast<std::int32_t>(*it), stride));
+        stride *= static_cast<std::int32_t>(std::max<std::int64_t>(*it, 1));
+    }
+    halide_buffer_t b{};
+    b.host = static_cast<std::uint8_t*>(const_cast<void*>(data));
+    b.type = dtype == dsl::element_type::boolean ? halide_type_t(halide_type_uint, 8) : halide_type_t(halide_type_float, 32);
+    b.dimensions = static_cast<std::int32_t>(dims.size());
+    b.dim = dims.data();
+    return b;
+}
+
+}  // namespace attnforge::runtime

@@ -1,0 +1,96 @@
+#include "problem.hpp"
+
+#include <attnforge/dsl.hpp>
+#include <attnforge/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace attnforge::tune {
+
+namespace {
+
+bool runtime_heads(const dsl::graph_signature& sig) {
+    for (const auto& in : sig.inputs)
+        for (const auto& d : in.dims)
+            if (d.role == dsl::dim_spec::axis::heads) return true;
+    return false;
+}
+
+}  // namespace
+
+std::string Problem::describe() const {
+    std::string s = fmt::format("B={}", sizes.batch);
+    if (runtime_heads(signature)) s += fmt::format(" H={}", sizes.heads);
+    return s + fmt::format(" Lq={} Lk={}", asked.lq, asked.lk);
+}
+
+Problem make_problem(const std::string& variant, const std::string& result, const ProblemSizes& asked) {
+    if (result != "output" && result != "attention_weights")
+        throw input_error("result must be output or attention_weights, not '" + result + "'");
+    Problem p;
+    p.variant = variant;
+    p.result = result;
+    p.asked = asked;
+    p.key_length = asked.lk;
+    p.sizes = {asked.batch, asked.heads, {}};
+    std::string seq_q, seq_k;
+    if (!dsl::with_builtin_variant(variant, [&](const auto& g) {
+            p.signature = dsl::signature(g);
+            p.canonical = dsl::canonical(g);
+            const dsl::tensor_spec w = dsl::attention_weights_spec(g);
+            if (w.dims.size() >= 2) {
+                seq_q = w.dims[w.dims.size() - 2].sequence;
+                seq_k = w.dims.back().sequence;
+            }
+            if (result == "attention_weights") {
+                if (!dsl::has_attention_weights(g))
+                    throw input_error("variant '" + variant + "' has no softmax labelled 'attention'");
+                p.result_spec = w;
+            } else {
+                p.result_spec = p.signature.output;
+            }
+            p.self_attention = seq_q == seq_k;
+            if (p.self_attention && asked.lq != asked.lk)
+                throw input_error(fmt::format("variant '{}' attends a sequence to itself: Lq and Lk must be equal (given {} and {})",
+                                              variant, asked.lq, asked.lk));
+            for (const auto& in : p.signature.inputs)
+                if (in.dims.size() == 2 && in.dims[0].role == dsl::dim_spec::axis::fixed &&
+                    in.dims[1].role == dsl::dim_spec::axis::fixed)
+                    p.projections = true;
+            for (const auto& in : p.signature.inputs)
+                for (const auto& d : in.dims)
+                    if (d.role == dsl::dim_spec::axis::sequence)
+                        p.sizes.length[d.sequence] = d.sequence == seq_k ? asked.lk : asked.lq;
+            p.flops = dsl::flop_count(g, {double(asked.batch), double(asked.heads), [&](std::string_view s) {
+                                              return double(p.sizes.length.at(std::string(s)));
+                                          }});
+        }))
+        throw input_error("unknown variant '" + variant + "' (see attnforge list)");
+    return p;
+}
+
+std::string size_bucket(std::int64_t key_length) {
+    const auto upper = std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(key_length, 1)));
+    if (upper <= 64) return "Lk<=64";
+    return fmt::format("{}<Lk<={}", upper / 2, upper);
+}
+
+std::int64_t bucket_low(std::int64_t key_length) {
+    const auto upper = std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(key_length, 1)));
+    return upper <= 64 ? 1 : static_cast<std::int64_t>(upper / 2 + 1);
+}
+
+Problem validation_problem(const Problem& p) {
+    ProblemSizes s;
+    s.batch = 2;
+    s.heads = 2;
+    const std::int64_t low = bucket_low(p.key_length);
+    s.lk = low > 1 ? low : std::min<std::int64_t>(p.key_length, 37);
+    s.lq = p.self_attention ? s.lk : std::min<std::int64_t>(p.asked.lq, 37);
+    return make_problem(p.variant, p.result, s);
+}
+
+}  // namespace attnforge::tune

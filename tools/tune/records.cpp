@@ -1,0 +1,204 @@
+#include "records.hpp"
+
+#include <Halide.h>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace attnforge::tune {
+
+using ordered = nlohmann::ordered_json;
+
+nlohmann::ordered_json to_json(const Trial& t) {
+    ordered j;
+    j["strategy"] = t.point.strategy;
+    j["knobs"] = t.point.knob_text();
+    j["status"] = t.status;
+    j["ms"] = t.ms;
+    j["screen_ms"] = t.screen_ms;
+    j["compile_s"] = t.compile_s;
+    return j;
+}
+
+namespace {
+
+template <class T>
+T field(const nlohmann::json& j, const char* name) {
+    if (!j.is_object() || !j.contains(name)) throw std::runtime_error(std::string("missing field '") + name + "'");
+    try {
+        return j.at(name).get<T>();
+    } catch (const nlohmann::json::exception&) {
+        throw std::runtime_error(std::string("field '") + name + "' has the wrong type");
+    }
+}
+
+SchedulePoint point_from(const std::string& strategy, const std::string& knob_text) {
+    SchedulePoint p{strategy, {}};
+    std::istringstream in(knob_text);
+    std::string word;
+    while (in >> word) {
+        const auto eq = word.find('=');
+        if (eq == std::string::npos || eq == 0) throw std::runtime_error("bad knob '" + word + "' (expected name=value)");
+        try {
+            std::size_t used = 0;
+            const std::string value = word.substr(eq + 1);
+            p.knobs[word.substr(0, eq)] = std::stoi(value, &used);
+            if (used != value.size()) throw std::invalid_argument(value);
+        } catch (const std::logic_error&) {
+            throw std::runtime_error("bad knob value in '" + word + "'");
+        }
+    }
+    return p;
+}
+
+}  // namespace
+
+Trial trial_from_json(const nlohmann::json& j) {
+    Trial t;
+    t.point = point_from(field<std::string>(j, "strategy"), field<std::string>(j, "knobs"));
+    t.status = field<std::string>(j, "status");
+    t.ms = field<double>(j, "ms");
+    t.screen_ms = field<double>(j, "screen_ms");
+    t.compile_s = field<double>(j, "compile_s");
+    return t;
+}
+
+std::string host_target_string() { return Halide::get_host_target().to_string(); }
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            std::string m = colon == std::string::npos ? "" : line.substr(colon + 1);
+            m.erase(0, m.find_first_not_of(" \t"));
+            return m;
+        }
+    return "unknown";
+}
+
+RecordKey machine_key(const Problem& p, int threads) {
+    return {p.variant,
+            p.result,
+            p.canonical,
+            size_bucket(p.key_length),
+            threads,
+            host_target_string(),
+            cpu_model(),
+            fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
+            ATTNFORGE_VERSION};
+}
+
+nlohmann::ordered_json to_json(const Record& r) {
+    ordered j;
+    j["id"] = r.id;
+    j["time"] = r.time;
+    j["variant"] = r.key.variant;
+    j["result"] = r.key.result;
+    j["size_bucket"] = r.key.size_bucket;
+    j["threads"] = r.key.threads;
+    j["target"] = r.key.target;
+    j["cpu"] = r.key.cpu;
+    j["halide"] = r.key.halide;
+    j["attnforge"] = r.key.attnforge;
+    j["canonical"] = r.key.canonical;
+    j["sizes"] = {{"B", r.sizes.batch}, {"H", r.sizes.heads}, {"Lq", r.sizes.lq}, {"Lk", r.sizes.lk}};
+    j["search"] = {{"method", r.search}, {"seed", r.seed}, {"trials", r.trials}, {"seconds", r.seconds},
+                   {"interrupted", r.interrupted}};
+    j["best"] = to_json(r.best);
+    j["default"] = to_json(r.default_schedule);
+    j["autoschedulers"] = ordered::array();
+    for (const auto& t : r.autoschedulers) j["autoschedulers"].push_back(to_json(t));
+    j["top"] = ordered::array();
+    for (const auto& t : r.top) j["top"].push_back(to_json(t));
+    return j;
+}
+
+Record record_from_json(const nlohmann::json& j) {
+    Record r;
+    r.id = field<std::string>(j, "id");
+    r.time = field<std::string>(j, "time");
+    r.key.variant = field<std::string>(j, "variant");
+    r.key.result = field<std::string>(j, "result");
+    r.key.size_bucket = field<std::string>(j, "size_bucket");
+    r.key.threads = field<int>(j, "threads");
+    r.key.target = field<std::string>(j, "target");
+    r.key.cpu = field<std::string>(j, "cpu");
+    r.key.halide = field<std::string>(j, "halide");
+    r.key.attnforge = field<std::string>(j, "attnforge");
+    r.key.canonical = field<std::string>(j, "canonical");
+    const auto sizes = field<nlohmann::json>(j, "sizes");
+    r.sizes = {field<std::int64_t>(sizes, "B"), field<std::int64_t>(sizes, "H"), field<std::int64_t>(sizes, "Lq"),
+               field<std::int64_t>(sizes, "Lk")};
+    const auto search = field<nlohmann::json>(j, "search");
+    r.search = field<std::string>(search, "method");
+    r.seed = field<std::uint64_t>(search, "seed");
+    r.trials = field<int>(search, "trials");
+    r.seconds = field<double>(search, "seconds");
+    r.interrupted = field<bool>(search, "interrupted");
+    r.best = trial_from_json(field<nlohmann::json>(j, "best"));
+    r.default_schedule = trial_from_json(field<nlohmann::json>(j, "default"));
+    for (const auto& t : field<nlohmann::json>(j, "autoschedulers")) r.autoschedulers.push_back(trial_from_json(t));
+    for (const auto& t : field<nlohmann::json>(j, "top")) r.top.push_back(trial_from_json(t));
+    if (!r.best.ok()) throw std::runtime_error("its best schedule is not valid ('" + r.best.status + "')");
+    return r;
+}
+
+Database read_database(const std::string& path) {
+    Database db;
+    std::ifstream in(path);
+    if (!in) return db;
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        try {
+            db.records.push_back(record_from_json(nlohmann::json::parse(line)));
+        } catch (const std::exception& e) {
+            db.warnings.push_back(fmt::format("{}:{}: unreadable record, ignored: {}", path, number, e.what()));
+        }
+    }
+    return db;
+}
+
+void append_record(const std::string& path, const Record& r) {
+    std::ofstream out(path, std::ios::app);
+    out << to_json(r).dump() << '\n';
+    out.flush();
+    if (!out) throw std::runtime_error("cannot append to the tuning records '" + path + "'");
+}
+
+const Record* newest_matching(const Database& db, const RecordKey& key) {
+    const Record* found = nullptr;
+    for (const auto& r : db.records)
+        if (r.key == key) found = &r;
+    return found;
+}
+
+std::string mismatch(const RecordKey& r, const RecordKey& here) {
+    if (r.canonical != here.canonical) return "the variant's definition changed since it was tuned";
+    if (r.target != here.target) return "tuned for target " + r.target + ", this machine is " + here.target;
+    if (r.halide != here.halide) return "tuned with Halide " + r.halide + ", this build has " + here.halide;
+    if (r.attnforge != here.attnforge) return "tuned with attnforge " + r.attnforge + ", this is " + here.attnforge;
+    if (r.cpu != here.cpu) return "tuned on '" + r.cpu + "', this CPU is '" + here.cpu + "'";
+    if (r.threads != here.threads) return fmt::format("tuned for {} threads, not {}", r.threads, here.threads);
+    return "";
+}
+
+std::string new_record_id() {
+    std::random_device rd;
+    std::uint64_t v = (std::uint64_t(rd()) << 32) ^ rd() ^
+                      static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    return fmt::format("{:012x}", v & 0xffffffffffffULL);
+}
+
+std::string utc_now() {
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+}  // namespace attnforge::tune

@@ -1,0 +1,55 @@
+// The search space of attnforge tune: per schedule strategy, every knob it reads and the values it may
+// take. Ranges are lists (not intervals) so that a neighbour is "the next value in the list", the
+// move the evolutionary search makes. Knob meanings: codegen/.../schedules/knobs.hpp.
+#pragma once
+
+#include "schedule_point.hpp"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace attnforge::tune {
+
+struct KnobRange {
+    std::string name;
+    std::vector<int> values;    // in increasing order
+    std::string description;    // for `attnforge tune --help-knobs` and the README
+};
+
+class SearchSpace {
+public:
+    // strategies: the schedule-library strategies to search (materialized, streaming or both);
+    // natural_lanes: the target's float32 vector width (16 with AVX-512, 8 with AVX2);
+    // projections: whether the graph has linear projections (else proj_rows/proj_cols are left out).
+    SearchSpace(std::vector<std::string> strategies, int natural_lanes, bool projections = true);
+
+    const std::vector<std::string>& strategies() const { return strategies_; }
+    // The knobs a strategy reads, with their ranges.
+    const std::vector<KnobRange>& knobs(const std::string& strategy) const;
+
+    // The schedule the build uses when nothing is tuned: knobs.hpp's defaults.
+    SchedulePoint default_point(const std::string& strategy) const;
+    SchedulePoint random_point(std::mt19937_64& rng) const;
+    // One or two knobs moved to a neighbouring value (sometimes a random one), or, when more than one
+    // strategy is searched, occasionally the other strategy with the knobs they share kept.
+    SchedulePoint mutate(const SchedulePoint& p, std::mt19937_64& rng) const;
+    // Knobs combined from two parents of the same strategy.
+    SchedulePoint crossover(const SchedulePoint& a, const SchedulePoint& b, std::mt19937_64& rng) const;
+
+    // Whether the knobs go together: q_block a multiple of q_unroll and of pv_unroll, a register tile of
+    // S or of a projection that fits the 32 vector registers.
+    bool admissible(const SchedulePoint& p) const;
+
+    // Every knob of every strategy, for the help text.
+    std::string describe() const;
+
+private:
+    SchedulePoint repair(SchedulePoint p, std::mt19937_64& rng) const;
+
+    std::vector<std::string> strategies_;
+    int natural_lanes_;
+    std::vector<KnobRange> materialized_, streaming_;
+};
+
+}  // namespace attnforge::tune

@@ -1,0 +1,57 @@
+#include "validate.hpp"
+
+#include <attnforge/dsl.hpp>
+#include <attnforge/interp/interpreter.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace attnforge::tune {
+
+std::vector<double> reference_result(const Problem& p, const runtime::TensorMap& inputs) {
+    std::vector<double> out;
+    const interp::TensorMap in = runtime::to_float64(inputs);
+    dsl::with_builtin_variant(p.variant, [&](const auto& g) {
+        if (p.result == "output") out = interp::evaluate(g, in, {.intermediates = false}).output.data;
+        else out = interp::evaluate(g, in).intermediates.at("attention_weights").data;
+    });
+    return out;
+}
+
+namespace {
+
+template <class T>
+std::optional<std::string> compare_values(const std::vector<float>& got, const std::vector<T>& expected) {
+    if (got.size() != expected.size())
+        return fmt::format("{} values where {} were expected", got.size(), expected.size());
+    double scale = 0;
+    for (T v : expected)
+        if (std::isfinite(static_cast<double>(v))) scale = std::max(scale, std::abs(static_cast<double>(v)));
+    const double bound = 1e-4 * (1 + scale);
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double e = static_cast<double>(expected[i]), g = got[i];
+        const double err = (g == e || (std::isnan(e) && std::isnan(g))) ? 0 : std::abs(g - e);
+        if (!(err <= worst)) {  // NaN differences win
+            worst = err;
+            at = i;
+            if (std::isnan(err)) break;
+        }
+    }
+    if (worst <= bound) return std::nullopt;
+    return fmt::format("max |error| {:.3g} > bound {:.3g} at element {} (got {}, expected {})", worst, bound, at,
+                       got[at], static_cast<double>(expected[at]));
+}
+
+}  // namespace
+
+std::optional<std::string> compare(const std::vector<float>& got, const std::vector<double>& expected) {
+    return compare_values(got, expected);
+}
+std::optional<std::string> compare(const std::vector<float>& got, const std::vector<float>& expected) {
+    return compare_values(got, expected);
+}
+
+}  // namespace attnforge::tune
