@@ -1,9 +1,12 @@
-# attnforge_add_kernels(LIST <file>... GENERATOR <target> RUNTIME <target> REGISTRY_OUT <var> LIBRARIES_OUT <var>)
+# attnforge_add_kernels(LIST <file>... [TUNED_LINES <line>...] GENERATOR <target> RUNTIME <target>
+#                       REGISTRY_OUT <var> LIBRARIES_OUT <var>)
 #
 # Reads the kernel lists (generated/kernels.list, then generated/baselines.list where asked): one
 # add_halide_library per line, all on one shared Halide runtime; returns the registry entries (C++
-# initializers, in list order) and the kernel library targets. The strategy `adams2019` (baselines
-# only) runs the unscheduled pipeline through Halide's Adams2019 autoscheduler.
+# initializers, in list order) and the kernel library targets. TUNED_LINES (cmake/AttnforgeTuning.cmake,
+# from tuning records) go before the first line of their variant and result, so that the rule prefers
+# them in their size bucket; their "@record=<id>" field names the record. The strategies `adams2019`,
+# `mullapudi2016` and `li2018` run the unscheduled pipeline through that Halide autoscheduler.
 #
 # Options:
 #   ATTNFORGE_KERNEL_TARGETS  Halide target(s) for every kernel. "host" (default) is the build machine;
@@ -12,7 +15,7 @@
 #   ATTNFORGE_EMIT_STMT       also write Halide's statement (.stmt.html) and assembly (.s) files
 #                             next to each kernel, for inspection.
 function(attnforge_add_kernels)
-  cmake_parse_arguments(ARG "" "GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT" "LIST" ${ARGN})
+  cmake_parse_arguments(ARG "" "GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT" "LIST;TUNED_LINES" ${ARGN})
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARG_LIST})
   set(lines "")
   foreach(list_file IN LISTS ARG_LIST)
@@ -24,6 +27,37 @@ function(attnforge_add_kernels)
     file(STRINGS ${list_file} list_lines)
     list(APPEND lines ${list_lines})
   endforeach()
+  # Tuned lines first for their (variant, result).
+  set(merged "")
+  set(placed "")
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" stripped)
+    if(NOT stripped STREQUAL "" AND NOT stripped MATCHES "^#")
+      separate_arguments(fields UNIX_COMMAND "${stripped}")
+      list(GET fields 0 v)
+      list(GET fields 1 r)
+      set(index 0)
+      foreach(tuned IN LISTS ARG_TUNED_LINES)
+        separate_arguments(tuned_fields UNIX_COMMAND "${tuned}")
+        list(GET tuned_fields 0 tv)
+        list(GET tuned_fields 1 tr)
+        if(tv STREQUAL v AND tr STREQUAL r AND NOT index IN_LIST placed)
+          list(APPEND merged "${tuned}")
+          list(APPEND placed ${index})
+        endif()
+        math(EXPR index "${index} + 1")
+      endforeach()
+    endif()
+    list(APPEND merged "${line}")
+  endforeach()
+  set(index 0)
+  foreach(tuned IN LISTS ARG_TUNED_LINES)
+    if(NOT index IN_LIST placed)
+      message(NOTICE "attnforge: note: tuned kernel '${tuned}' has no line of its variant and result in the kernel list: not built")
+    endif()
+    math(EXPR index "${index} + 1")
+  endforeach()
+  set(lines "${merged}")
   cmake_host_system_information(RESULT cores QUERY NUMBER_OF_PHYSICAL_CORES)
   set(entries "")
   set(includes "")
@@ -46,6 +80,13 @@ function(attnforge_add_kernels)
     if(n GREATER 4)
       list(SUBLIST fields 4 -1 knobs)
     endif()
+    set(schedule "default")
+    foreach(knob IN LISTS knobs)
+      if(knob MATCHES "^@record=(.+)$")
+        set(schedule "tuned, record ${CMAKE_MATCH_1}")
+        list(REMOVE_ITEM knobs "${knob}")
+      endif()
+    endforeach()
     if(result STREQUAL "output")
       set(name "${variant}__${strategy}")
     else()
@@ -58,14 +99,18 @@ function(attnforge_add_kernels)
     set(target attnforge_kernel_${name})
     set(extra "")
     set(params strategy=${strategy})
-    if(strategy STREQUAL "adams2019")
-      # A baseline: the unscheduled pipeline, scheduled by Halide's Adams2019 autoscheduler (its
-      # default search) for this machine's core count.
+    if(strategy MATCHES "^(adams2019|mullapudi2016|li2018)$")
+      # The unscheduled pipeline, scheduled by one of Halide's autoschedulers (its default search) for
+      # this machine's core count: baselines, or a tuning record's winner.
       set(params strategy=unscheduled autoscheduler.parallelism=${cores})
-      list(APPEND extra AUTOSCHEDULER Halide::Adams2019)
+      set(plugins adams2019 Halide::Adams2019 mullapudi2016 Halide::Mullapudi2016 li2018 Halide::Li2018)
+      list(FIND plugins ${strategy} at)
+      math(EXPR at "${at} + 1")
+      list(GET plugins ${at} plugin)
+      list(APPEND extra AUTOSCHEDULER ${plugin})
     endif()
     if(ATTNFORGE_EMIT_STMT)
-      set(extra STMT_HTML ${target}.stmt.html ASSEMBLY ${target}.s)
+      list(APPEND extra STMT_HTML ${target}.stmt.html ASSEMBLY ${target}.s)
     endif()
     add_halide_library(${target}
       FROM ${ARG_GENERATOR}
@@ -78,7 +123,7 @@ function(attnforge_add_kernels)
     list(JOIN knobs " " knob_text)
     string(APPEND includes "#include <${target}.h>\n")
     string(APPEND entries
-      "    {\"${name}\", \"${variant}\", \"${result}\", \"${strategy}\", \"${sizes}\", \"${knob_text}\",\n"
+      "    {\"${name}\", \"${variant}\", \"${result}\", \"${strategy}\", \"${sizes}\", \"${knob_text}\", \"${schedule}\",\n"
       "     &${target}_argv, &${target}_metadata,\n"
       "     [] { return dsl::signature(dsl::variants::${variant}); },\n"
       "     [] { return ${result}_spec(dsl::variants::${variant}); },\n"

@@ -1,5 +1,6 @@
 // attnforge list [--json]: every variant with its inputs and output, and its kernels: strategy, size
-// class (the rule), what they compute, and the target they were built for.
+// class (the rule), what they compute, their schedule (default or tuned, with the tuning record), and
+// the target they were built for.
 #include "commands.hpp"
 
 #include <attnforge/runtime/run.hpp>
@@ -36,6 +37,7 @@ int list(const ListOptions& options, std::ostream& out) {
                                         {"strategy", k->strategy},
                                         {"sizes", k->size_class},
                                         {"knobs", k->knobs},
+                                        {"schedule", k->schedule},
                                         {"target", k->metadata()->target}});
         all.push_back(v);
     }
@@ -50,12 +52,13 @@ int list(const ListOptions& options, std::ostream& out) {
                                in["dtype"] == "bool" ? ":bool" : "");
         out << fmt::format("\n  output: {}\n", v["output"]["shape"].get<std::string>());
         for (const auto& k : v["kernels"])
-            out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<9} {}{}\n", k["name"].get<std::string>(),
+            out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<14} {:<26} {}{}\n", k["name"].get<std::string>(),
                                k["result"].get<std::string>(), k["strategy"].get<std::string>(),
-                               k["sizes"].get<std::string>(), k["target"].get<std::string>(),
+                               k["sizes"].get<std::string>(), k["schedule"].get<std::string>(), k["target"].get<std::string>(),
                                k["knobs"].get<std::string>().empty() ? "" : "  " + k["knobs"].get<std::string>());
     }
-    out << "Each (variant, result) runs the first kernel whose size class holds (Lk: the attention's key length).\n";
+    out << "Each (variant, result) runs the first kernel whose size class holds (Lk: the attention's key length).\n"
+           "Schedules: default (generated/kernels.list) or tuned (a record of generated/tuning_records.jsonl, attnforge tune).\n";
     return 0;
 }
 

@@ -4,9 +4,36 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <filesystem>
 #include <iostream>
+#include <vector>
+
+namespace {
+
+// `attnforge tune ...` runs attnforge-tune (tools/tune), installed next to this program: the tuner
+// links the Halide compiler, which the other commands (and the kernels) must not need.
+int forward_to_tuner(int argc, char** argv) {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const auto tuner = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "attnforge-tune";
+    std::vector<char*> args = {const_cast<char*>("attnforge tune")};
+    for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+    args.push_back(nullptr);
+    execv(tuner.c_str(), args.data());
+    std::cerr << "attnforge: tune needs " << tuner.string() << " (built with the project, not in sanitizer builds): "
+              << std::strerror(errno) << "\n";
+    return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string_view(argv[1]) == "tune") return forward_to_tuner(argc, argv);
     CLI::App app{"attnforge: fast transformer attention on CPUs, generated ahead of time from a DSL"};
     app.require_subcommand(1);
     // One line on stderr for bad usage (CONTRACT §3).
@@ -51,6 +78,11 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     bench_cmd->add_flag("!--no-interpreter", bench.interpreter, "Skip the interpreter");
     bench_cmd->add_flag("--json", bench.json, "Also print the rows as JSON");
+
+    // Listed for --help only: main() hands `tune` to attnforge-tune before parsing.
+    app.add_subcommand("tune", "Tune a variant's schedule for given sizes on this machine and record it for the next build "
+                               "(attnforge tune --help)")
+        ->allow_extras();
 
     try {
         app.parse(argc, argv);

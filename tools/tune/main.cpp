@@ -195,8 +195,9 @@ int main(int argc, char** argv) {
         "Every candidate is compiled just in time with Halide and validated against the reference interpreter on a small\n"
         "size (the size bucket's smallest key length) and against the default schedule at the tuned size before it is timed.\n"
         "Measurement: inputs and output allocated once, on --threads threads; screening: 1 warm-up call, median of 3;\n"
-        "final comparison of the best candidates, the default and the previous record: 3 interleaved rounds of\n"
-        "(2 warm-up calls, then calls until 5 and 0.25 s), median of the rounds' medians. Ctrl-C stops the search and\n"
+        "final comparison of the best candidates, the default and the previous record: 5 interleaved rounds of\n"
+        "(2 warm-up calls, then calls until 5 and 0.25 s), median of the rounds' medians; the fastest replaces the\n"
+        "default only when at least 2% faster. Ctrl-C stops the search and\n"
         "keeps everything measured (a second Ctrl-C also cuts the final comparison short); --resume continues it.",
         "attnforge tune"};
     app.failure_message([](const CLI::App*, const CLI::Error& e) {

@@ -17,7 +17,7 @@ struct Protocol {
 
 inline constexpr Protocol screening{1, 3, 0.0};
 inline constexpr Protocol final_round{2, 5, 0.25};
-inline constexpr int final_rounds = 3;  // the final time: the median of the rounds' medians
+inline constexpr int final_rounds = 5;  // the final time: the median of the rounds' medians
 
 // The median seconds of one call. Stops early (with what it has, at least one timed call) when
 // `stop` becomes true.

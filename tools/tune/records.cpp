@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -14,14 +15,19 @@ namespace attnforge::tune {
 
 using ordered = nlohmann::ordered_json;
 
+namespace {
+// Times to a useful precision (0.1 µs, 10 ms): shorter lines, same decisions.
+double rounded(double v, double scale) { return std::round(v * scale) / scale; }
+}  // namespace
+
 nlohmann::ordered_json to_json(const Trial& t) {
     ordered j;
     j["strategy"] = t.point.strategy;
     j["knobs"] = t.point.knob_text();
     j["status"] = t.status;
-    j["ms"] = t.ms;
-    j["screen_ms"] = t.screen_ms;
-    j["compile_s"] = t.compile_s;
+    j["ms"] = rounded(t.ms, 1e4);
+    j["screen_ms"] = rounded(t.screen_ms, 1e4);
+    j["compile_s"] = rounded(t.compile_s, 1e2);
     return j;
 }
 
@@ -109,7 +115,7 @@ nlohmann::ordered_json to_json(const Record& r) {
     j["attnforge"] = r.key.attnforge;
     j["canonical"] = r.key.canonical;
     j["sizes"] = {{"B", r.sizes.batch}, {"H", r.sizes.heads}, {"Lq", r.sizes.lq}, {"Lk", r.sizes.lk}};
-    j["search"] = {{"method", r.search}, {"seed", r.seed}, {"trials", r.trials}, {"seconds", r.seconds},
+    j["search"] = {{"method", r.search}, {"seed", r.seed}, {"trials", r.trials}, {"seconds", rounded(r.seconds, 10)},
                    {"interrupted", r.interrupted}};
     j["best"] = to_json(r.best);
     j["default"] = to_json(r.default_schedule);

@@ -32,11 +32,10 @@ public:
            const std::function<void(const Progress&)>& observe)
         : problem_(p), target_(target), o_(o), interrupts_(interrupts), observe_(observe),
           space_(o.strategies, target.has_feature(Halide::Target::AVX512) ? 16 : 8, p.projections), rng_(o.seed),
-          small_problem_(validation_problem(p)), small_(small_problem_), big_(p) {}
+          validator_(p), big_(p) {}
 
     SearchOutcome run() {
         start_ = clock::now();
-        small_reference_ = reference_result(small_problem_, small_.inputs);
         if (o_.resume) load_journal();
         else if (!o_.journal.empty()) std::ofstream(o_.journal, std::ios::trunc);
 
@@ -55,7 +54,7 @@ public:
         if (!out_.trials[out_.default_index].ok())
             throw std::runtime_error("the default schedule itself failed: " + out_.trials[out_.default_index].status);
         // 2. The previous record's best, 3. the autoschedulers.
-        if (o_.previous_best) evaluate(*o_.previous_best, true);
+        if (o_.previous_best) evaluate(*o_.previous_best, false);
         for (const auto& a : o_.autoschedulers) {
             if (stopping()) break;
             const double need = expected_compile_seconds(a, trials_compile_average());
@@ -64,7 +63,7 @@ public:
                 out_.autoschedulers.push_back(push(std::move(t)));
                 continue;
             }
-            out_.autoschedulers.push_back(evaluate({a, {}}, true));
+            out_.autoschedulers.push_back(evaluate({a, {}}, false));
         }
         // 4. The search proper.
         while (!stopping() && !out_of_trials() && !out_of_time()) {
@@ -110,6 +109,12 @@ private:
         return o_.budget_seconds && elapsed() + per_candidate() + final_seconds() > *o_.budget_seconds;
     }
 
+    int find(const SchedulePoint& p) const {
+        for (int i = 0; i < static_cast<int>(out_.trials.size()); ++i)
+            if (out_.trials[i].point == p) return i;
+        return -1;
+    }
+
     int push(Trial t) {
         out_.trials.push_back(std::move(t));
         seen_.insert(out_.trials.back().point.key());
@@ -133,19 +138,17 @@ private:
         observe_(p);
     }
 
-    // Compiles, validates and screens one point; returns its trial's index. `seed`: one of the
-    // candidates every search includes (evaluated even when already in the journal).
+    // Compiles, validates and screens one point; returns its trial's index. A point already measured
+    // (this run or a resumed journal) is not measured again, unless it is a `seed`: one of the candidates
+    // every search includes and needs compiled (the default is the reference at the tuned size).
     int evaluate(const SchedulePoint& point, bool seed) {
-        if (auto it = journal_.find(point.key()); it != journal_.end() && !seed) {
-            const int i = push(it->second);
-            report("search", evaluated(), &out_.trials[i]);
-            return i;
-        }
+        const int existing = find(point);
+        if (existing >= 0 && !seed) return existing;
         Trial t{point};
         try {
             auto c = std::make_shared<Candidate>(Candidate::compile(problem_, point, target_, o_.threads));
             t.compile_s = c->compile_seconds;
-            t.status = check(*c, point);
+            t.status = validator_.check(*c, big_);
             if (t.ok()) {
                 t.screen_ms = 1e3 * median_seconds([&] { c->run(big_); }, screening, never_);
                 compiled_[point.key()] = c;
@@ -155,34 +158,12 @@ private:
         } catch (const std::exception& e) {
             t.status = "failed: " + first_line(e.what());
         }
-        const int i = push(std::move(t));
+        int i = existing;
+        if (i >= 0) out_.trials[i] = std::move(t);
+        else i = push(std::move(t));
         append_journal(out_.trials[i]);
         report("search", evaluated(), &out_.trials[i]);
         return i;
-    }
-
-    // "ok", or why the candidate is invalid. The first (default) candidate's output at the tuned size
-    // becomes the reference there.
-    std::string check(const Candidate& c, const SchedulePoint& point) {
-        try {
-            c.run(small_);
-        } catch (const std::exception& e) {
-            return "invalid: fails at the validation size " + small_problem_.describe() + ": " + first_line(e.what());
-        }
-        if (auto why = compare(small_.output.f32, small_reference_))
-            return "invalid: differs from the interpreter at " + small_problem_.describe() + ": " + *why;
-        try {
-            c.run(big_);
-        } catch (const std::exception& e) {
-            return "invalid: fails at the tuned size: " + first_line(e.what());
-        }
-        if (big_reference_.empty()) {
-            big_reference_ = big_.output.f32;
-        } else if (auto why = compare(big_.output.f32, big_reference_)) {
-            return "invalid: differs from the default schedule at " + problem_.describe() + ": " + *why;
-        }
-        (void)point;
-        return "ok";
     }
 
     static std::string first_line(const std::string& s) {
@@ -237,8 +218,10 @@ private:
     void final_comparison() {
         std::vector<int> finalists;
         auto add = [&](int i) {
-            if (i >= 0 && out_.trials[i].ok() && std::find(finalists.begin(), finalists.end(), i) == finalists.end())
-                finalists.push_back(i);
+            if (i < 0 || !out_.trials[i].ok()) return;
+            for (int f : finalists)
+                if (out_.trials[f].point == out_.trials[i].point) return;
+            finalists.push_back(i);
         };
         add(out_.default_index);
         if (o_.previous_best)
@@ -279,9 +262,12 @@ private:
                 t.ms = r[r.size() / 2];
             }
         }
-        out_.best = out_.default_index;
+        int fastest = out_.default_index;
         for (int i : finalists)
-            if (out_.trials[i].ok() && out_.trials[i].ms < out_.trials[out_.best].ms) out_.best = i;
+            if (out_.trials[i].ok() && out_.trials[i].ms < out_.trials[fastest].ms) fastest = i;
+        // Within min_gain of the default is within the noise: the default stays.
+        const bool clear_gain = out_.trials[fastest].ms * (1 + o_.min_gain) <= out_.trials[out_.default_index].ms;
+        out_.best = clear_gain ? fastest : out_.default_index;
     }
 
     void append_journal(const Trial& t) {
@@ -289,13 +275,17 @@ private:
         std::ofstream(o_.journal, std::ios::app) << to_json(t).dump() << '\n';
     }
 
+    // A resumed run starts with the journal's candidates as measured (the last line of a point wins).
     void load_journal() {
         std::ifstream in(o_.journal);
         std::string line;
         while (std::getline(in, line)) {
             try {
                 Trial t = trial_from_json(nlohmann::json::parse(line));
-                journal_[t.point.key()] = t;
+                if (t.status.rfind("skipped", 0) == 0) continue;
+                t.ms = 0;
+                if (const int i = find(t.point); i >= 0) out_.trials[i] = t;
+                else push(t);
             } catch (const std::exception&) {
                 // A line cut short by an interrupted write: that candidate is simply measured again.
             }
@@ -309,12 +299,9 @@ private:
     std::function<void(const Progress&)> observe_;
     SearchSpace space_;
     std::mt19937_64 rng_;
-    Problem small_problem_;
-    Workload small_, big_;
-    std::vector<double> small_reference_;
-    std::vector<float> big_reference_;
+    Validator validator_;
+    Workload big_;
     std::set<std::string> seen_;
-    std::map<std::string, Trial> journal_;
     std::map<std::string, std::shared_ptr<Candidate>> compiled_;
     SearchOutcome out_;
     clock::time_point start_;

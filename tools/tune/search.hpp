@@ -1,7 +1,8 @@
 // The search of attnforge tune. Every candidate is compiled just in time, validated (validate.hpp),
 // then screened with a short timing at the tuned size; the search stops at the budget or trial count;
 // the best few, the default and the previous record's best are then timed again in interleaved rounds
-// (measure.hpp) and the fastest of that final comparison wins. Order of evaluation:
+// (measure.hpp) and the fastest of that final comparison wins if it beats the default by at least
+// min_gain (2%: smaller differences are within this machine's noise), else the default stays. Order:
 //   1. the default schedule of each searched strategy (the build's kernel for these sizes first),
 //   2. the newest matching record's best, 3. Halide's autoschedulers,
 //   4. the search proper: "evolutionary" (tournament selection among the fastest valid candidates,
@@ -39,6 +40,7 @@ struct SearchOptions {
     std::string journal;  // path; empty: none
     bool resume = false;  // take the journal's trials as already measured
     int finalists = 4;    // fastest screened candidates timed again (plus default and previous best)
+    double min_gain = 0.02;  // a schedule replaces the default only when this much faster in the final comparison
 };
 
 struct Progress {

@@ -54,4 +54,39 @@ std::optional<std::string> compare(const std::vector<float>& got, const std::vec
     return compare_values(got, expected);
 }
 
+namespace {
+
+std::string first_line(const std::string& s) {
+    std::string line = s.substr(0, s.find('\n'));
+    const auto start = line.find_first_not_of(" \t");
+    return start == std::string::npos ? "" : line.substr(start);
+}
+
+}  // namespace
+
+Validator::Validator(const Problem& tuned)
+    : tuned_(tuned), small_problem_(validation_problem(tuned)), small_(small_problem_),
+      small_reference_(reference_result(small_problem_, small_.inputs)) {}
+
+std::string Validator::check(const Candidate& c, Workload& w) {
+    try {
+        c.run(small_);
+    } catch (const std::exception& e) {
+        return "invalid: fails at the validation size " + small_problem_.describe() + ": " + first_line(e.what());
+    }
+    if (auto why = compare(small_.output.f32, small_reference_))
+        return "invalid: differs from the interpreter at " + small_problem_.describe() + ": " + *why;
+    try {
+        c.run(w);
+    } catch (const std::exception& e) {
+        return "invalid: fails at the tuned size: " + first_line(e.what());
+    }
+    if (tuned_reference_.empty()) {
+        tuned_reference_ = w.output.f32;
+    } else if (auto why = compare(w.output.f32, tuned_reference_)) {
+        return "invalid: differs from the default schedule at " + tuned_.describe() + ": " + *why;
+    }
+    return "ok";
+}
+
 }  // namespace attnforge::tune

@@ -3,7 +3,9 @@
 // at the tuned size against the default schedule's output, with the same bound.
 #pragma once
 
+#include "candidate.hpp"
 #include "problem.hpp"
+#include "workload.hpp"
 
 #include <attnforge/runtime/tensor.hpp>
 
@@ -20,5 +22,25 @@ std::vector<double> reference_result(const Problem& p, const runtime::TensorMap&
 // a difference).
 std::optional<std::string> compare(const std::vector<float>& got, const std::vector<double>& expected);
 std::optional<std::string> compare(const std::vector<float>& got, const std::vector<float>& expected);
+
+// Checks candidates for one tuned problem: on its validation problem against the interpreter, then at
+// the tuned size against the first candidate it accepted there (the search checks the default first).
+class Validator {
+public:
+    explicit Validator(const Problem& tuned);
+
+    // "ok", or "invalid: <why>" (a run that fails is invalid too). Leaves the tuned-size output in
+    // `tuned_workload`, for timing.
+    std::string check(const Candidate& c, Workload& tuned_workload);
+
+    const Problem& small_problem() const { return small_problem_; }
+
+private:
+    const Problem& tuned_;
+    Problem small_problem_;
+    Workload small_;
+    std::vector<double> small_reference_;
+    std::vector<float> tuned_reference_;
+};
 
 }  // namespace attnforge::tune

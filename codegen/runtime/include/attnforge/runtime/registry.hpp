@@ -1,5 +1,6 @@
-// The kernel registry: every kernel of generated/kernels.list, generated at build time by
-// cmake/AttnforgeKernels.cmake from the same list that generated the kernels.
+// The kernel registry: every kernel of generated/kernels.list (and tuned kernels from
+// generated/tuning_records.jsonl), generated at build time by cmake/AttnforgeKernels.cmake from the
+// same lines that generated the kernels.
 #pragma once
 
 #include <attnforge/dsl/passes/signature.hpp>
@@ -17,8 +18,9 @@ struct KernelEntry {
     std::string_view variant;     // the DSL graph it was generated from
     std::string_view result;      // "output" or "attention_weights"
     std::string_view strategy;    // materialized | streaming | unscheduled
-    std::string_view size_class;  // any | Lk<=N | Lk>N
+    std::string_view size_class;  // any | Lk<=N | Lk>N | A<Lk<=B (a tuned kernel's bucket)
     std::string_view knobs;       // schedule knobs from the list, "name=value ..."
+    std::string_view schedule;    // "default" (generated/kernels.list) or "tuned, record <id>" (tuning records)
     int (*argv)(void**);                           // Halide's argv entry point: inputs in order, then output
     const halide_filter_metadata_t* (*metadata)();
     dsl::graph_signature (*signature)();           // the variant's inputs and output
