@@ -191,3 +191,17 @@ BOOST_AUTO_TEST_CASE(validation_rejects_a_wrong_candidate) {
     other.knobs["pv_unroll"] = 2;
     BOOST_TEST(validator.check(tune::Candidate::compile(sdpa, other, target, 1), w) == "ok");
 }
+
+// Found by attnforge tune: projection tiles of 3 vectors (48 columns) do not divide D = 512 and read
+// the weights past their width; the lowering now clamps those columns.
+BOOST_AUTO_TEST_CASE(projection_tiles_that_do_not_divide_the_width_are_valid) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    const tune::Problem mha = tune::make_problem("mha", "output", {1, 8, 70, 70});
+    tune::Validator validator(mha);
+    tune::Workload w(mha);
+    const tune::SearchSpace space({"materialized"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8);
+    BOOST_TEST(validator.check(tune::Candidate::compile(mha, space.default_point("materialized"), target, 1), w) == "ok");
+    tune::SchedulePoint odd = space.default_point("materialized");
+    odd.knobs["proj_cols"] = 3;
+    BOOST_TEST(validator.check(tune::Candidate::compile(mha, odd, target, 1), w) == "ok");
+}

@@ -16,9 +16,11 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     Halide::RDom i(0, X::kind::width, "i");
     Halide::Func sum(name + "_sum"), y(name);
     sum(o, l, b) = 0.0f;
-    // Output columns too, where D_out is not a whole number of the widest vector tile (64 lanes).
+    // Output columns too, where D_out is not a whole number of the schedule's column tiles
+    // (proj_cols vectors; attnforge tune found proj_cols = 3 reading past a width of 512 without this).
     constexpr int Dout = W::kind::out_width;
-    const Halide::Expr column = Dout % 64 == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
+    const int tile_columns = ctx.knobs.proj_cols * ctx.lanes;
+    const Halide::Expr column = Dout % tile_columns == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
     sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
         const Lowered bias = node(n.bias, ctx);
