@@ -98,9 +98,8 @@ void print_table(const tune::Problem& problem, const tune::SearchOutcome& out, c
 }
 
 int tune_main(const Options& o) {
-    if (o.threads > 0) setenv("HL_NUM_THREADS", std::to_string(o.threads).c_str(), 1);  // before any JIT call
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);  // read by Halide's JIT runtime at its first call
 
     tune::ProblemSizes sizes{o.batch, o.heads, o.lq.value_or(o.length), o.lk.value_or(o.length)};
     const tune::Problem problem = tune::make_problem(o.variant, o.result, sizes);

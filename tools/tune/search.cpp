@@ -166,12 +166,6 @@ private:
         return i;
     }
 
-    static std::string first_line(const std::string& s) {
-        std::string line = s.substr(0, s.find('\n'));
-        const auto start = line.find_first_not_of(" \t");
-        return start == std::string::npos ? "" : line.substr(start);
-    }
-
     int fastest_screened() const {
         int best = -1;
         for (int i = 0; i < static_cast<int>(out_.trials.size()); ++i)

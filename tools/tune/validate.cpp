@@ -54,15 +54,11 @@ std::optional<std::string> compare(const std::vector<float>& got, const std::vec
     return compare_values(got, expected);
 }
 
-namespace {
-
 std::string first_line(const std::string& s) {
     std::string line = s.substr(0, s.find('\n'));
     const auto start = line.find_first_not_of(" \t");
     return start == std::string::npos ? "" : line.substr(start);
 }
-
-}  // namespace
 
 Validator::Validator(const Problem& tuned)
     : tuned_(tuned), small_problem_(validation_problem(tuned)), small_(small_problem_),

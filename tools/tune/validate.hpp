@@ -15,6 +15,9 @@
 
 namespace attnforge::tune {
 
+// The first line of an error message, trimmed (Halide's run-time errors span several lines).
+std::string first_line(const std::string& message);
+
 // The reference interpreter's result for the problem's synthetic inputs (Workload's values).
 std::vector<double> reference_result(const Problem& p, const runtime::TensorMap& inputs);
 
