@@ -250,6 +250,9 @@ int main(int argc, char** argv) {
     } catch (const attnforge::input_error& e) {
         fmt::print(stderr, "attnforge tune: {}\n", e.what());
         return 2;
+    } catch (const Halide::Error& e) {  // not a std::exception
+        fmt::print(stderr, "attnforge tune: Halide error: {}\n", e.what());
+        return 1;
     } catch (const std::exception& e) {
         fmt::print(stderr, "attnforge tune: error: {}\n", e.what());
         return 1;

@@ -153,7 +153,7 @@ private:
                 t.screen_ms = 1e3 * median_seconds([&] { c->run(big_); }, screening, never_);
                 compiled_[point.key()] = c;
             }
-        } catch (const Halide::Error& e) {
+        } catch (const Halide::Error& e) {  // not a std::exception
             t.status = "failed: " + first_line(e.what());
         } catch (const std::exception& e) {
             t.status = "failed: " + first_line(e.what());
@@ -239,6 +239,8 @@ private:
                 try {
                     if (!c) c = std::make_shared<Candidate>(Candidate::compile(problem_, t.point, target_, o_.threads));
                     rounds[i].push_back(1e3 * median_seconds([&] { c->run(big_); }, final_round, never_));
+                } catch (const Halide::Error& e) {  // not a std::exception
+                    t.status = "failed: in the final comparison: " + first_line(e.what());
                 } catch (const std::exception& e) {
                     t.status = "failed: in the final comparison: " + first_line(e.what());
                 }
