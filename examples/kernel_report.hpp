@@ -1,0 +1,52 @@
+// What every kernel example prints: the generated kernel (the one the rule picks) against the reference
+// interpreter on the same inputs — max |error| and CONTRACT §5's bound — and the kernel's time.
+#pragma once
+
+#include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/synthetic_inputs.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace examples {
+
+namespace rt = attnforge::runtime;
+
+// Runs `variant` on `inputs` with its kernel and with the interpreter; prints one report line and
+// returns the kernel's output (result: output or attention_weights). `ok` turns false past the bound.
+inline rt::Tensor kernel_vs_interpreter(const std::string& variant, const rt::TensorMap& inputs, bool& ok,
+                                        std::string_view result = "output") {
+    const rt::KernelEntry& kernel = rt::select_kernel(variant, inputs, result);
+    const rt::Tensor out = rt::run_kernel(kernel, inputs);
+    const auto reference = kernel.interpret(rt::to_float64(inputs));
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < reference.data.size(); ++i) {
+        scale = std::max(scale, std::abs(reference.data[i]));
+        const double e = std::abs(double(out.f32[i]) - reference.data[i]);
+        worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+    }
+    const double bound = 1e-4 * (1 + scale);
+    std::vector<double> ms;
+    rt::Tensor again = out;
+    for (int i = 0; i < 7; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        rt::run_kernel_into(kernel, inputs, again);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("  %-44s max |kernel - interpreter| %.2e (bound %.2e)  %8.3f ms (median of 7)\n",
+                std::string(kernel.name).c_str(), worst, bound, ms[3]);
+    ok = ok && worst <= bound;
+    return out;
+}
+
+// Deterministic inputs for a variant's signature at these sizes (runtime/synthetic_inputs.hpp).
+inline rt::TensorMap inputs_for(const std::string& variant, rt::SyntheticSizes sizes) {
+    const auto candidates = rt::kernels_for(variant, "output");
+    return rt::synthetic_inputs(candidates.front()->signature(), sizes, {});
+}
+
+}  // namespace examples
