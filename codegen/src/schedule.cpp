@@ -235,6 +235,19 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knob
         for (Func s : op.statistics) s.compute_at(f, row);
     }
     for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
+    for (Func f : roles.elementwise) {
+        // Rows in parallel over the outer dimensions, vectorized along the innermost.
+        Func g = owner_of(f).func;
+        const std::vector<Var> a = g.args();
+        Var rows("rows");
+        g.compute_root();
+        if (a.size() >= 3) {
+            g.fuse(a[1], a[2], rows);
+            for (std::size_t d = 3; d < a.size(); ++d) g.fuse(rows, a[d], rows);
+            g.parallel(rows);
+        }
+        g.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+    }
     if (output_owned) return;
     // The output: a copy of the last role's result, parallel over its outermost dimension.
     Func copy = output.func;

@@ -19,7 +19,7 @@ import unittest
 import numpy as np
 
 ATTNFORGE = None
-LENGTHS = {"x": 5, "memory": 7, "q": 6, "kv": 9}  # by sequence tag; Lq != Lk where a variant allows it
+LENGTHS = {"x": 5, "memory": 7, "q": 6, "kv": 9, "tokens": 8}  # by sequence tag; Lq != Lk where a variant allows it
 
 
 def attnforge(*args):
@@ -45,7 +45,11 @@ def write_inputs(variant, directory, rng):
     args = []
     for spec in variant["inputs"]:
         shape = shape_of(spec["shape"])
-        if spec["dtype"] == "bool":
+        if spec["shape"].startswith("(B, L[") and spec["shape"].count(",") == 1 and spec["dtype"] == "float32":
+            value = np.sort(rng.integers(0, 3, shape), axis=1).astype(np.float32)  # document ids, in runs
+        elif spec["shape"] == "(B)":
+            value = rng.integers(0, max(LENGTHS.values()) + 1, shape).astype(np.float32)  # lengths
+        elif spec["dtype"] == "bool":
             value = rng.random(shape) < 0.3
             if spec["name"] == "attn_mask":
                 value = ~value

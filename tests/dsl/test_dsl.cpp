@@ -20,7 +20,7 @@ static_assert(std::is_same_v<decltype(v::seed_attention)::output_kind, dsl::acti
 static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", 8, 64, true>>);
 static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width == 64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
-static_assert(decltype(hana::size(dsl::builtin_variants))::value == 14);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 20);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
 static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
@@ -39,6 +39,24 @@ BOOST_AUTO_TEST_CASE(inputs_are_collected_once_in_order_of_first_use) {
     BOOST_TEST(names(v::mha_padding) ==
                    (std::vector<std::string>{"x", "wq", "wk", "key_padding_mask", "wv", "wo"}),
                boost::test_tools::per_element());
+}
+
+// Inputs read inside predicates and modifiers are inputs of the graph, once, where first used.
+BOOST_AUTO_TEST_CASE(inputs_read_by_expressions_are_graph_inputs) {
+    auto names = [](const auto& g) {
+        std::vector<std::string> out;
+        for (const auto& in : dsl::signature(g).inputs) out.push_back(in.name + in.shape_symbol());
+        return out;
+    };
+    BOOST_TEST(names(v::document_attention) ==
+                   (std::vector<std::string>{"q(B, H, L[tokens], 64)", "k(B, H, L[tokens], 64)",
+                                             "document_ids(B, L[tokens])", "v(B, H, L[tokens], 64)"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(names(v::prefix_lm_attention)[2] == "prefix_length(B)");
+    BOOST_TEST(names(v::relative_position_attention)[2] == "relative_bias(8, 257)");
+    const std::string text = dsl::canonical(v::relative_position_attention);
+    BOOST_TEST(text.find("relative_bias[h, (min(max((kv_idx - q_idx), -128), 128) + 128)]") != std::string::npos, text);
+    BOOST_TEST(dsl::canonical(v::rope_attention).find("rope(q:heads(H=0, L[q], E=64), base=10000)") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(signatures_give_shapes_and_dtypes) {

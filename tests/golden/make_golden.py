@@ -104,6 +104,8 @@ def positional_encoding(length, d):
 W512 = {"wq": mat(512, 512), "wk": mat(512, 512), "wv": mat(512, 512), "wo": mat(512, 512),
         "wk128": mat(512, 128), "wv128": mat(512, 128),
         "gamma": (1 + act(512, scale=256)).astype(np.float32), "beta": act(512, scale=256)}
+# Derived without drawing from rng, so that every earlier case keeps its numbers.
+W512["wk64"], W512["wv64"] = W512["wk128"][:, :64].copy(), W512["wv128"][:, 64:].copy()
 W512_FILE = {name: f"../../weights512/{name}.npy" for name in W512}
 
 
@@ -143,12 +145,12 @@ def case_cross(b, lq, lk):
     return {"x": x, "memory": memory}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
 
 
-def case_gqa(b, l):
+def case_grouped(b, l, hkv):
+    """GQA (hkv = 2) and MQA (hkv = 1): 8 query heads share hkv key/value heads of width 64."""
     x = act(b, l, 512)
-    w = dict(W512, wk=W512["wk128"], wv=W512["wv128"])
-    y, p = mha(x, x, w, hq=8, hkv=2)
-    return {"x": x}, {"wq": W512_FILE["wq"], "wk": W512_FILE["wk128"], "wv": W512_FILE["wv128"],
-                      "wo": W512_FILE["wo"]}, y, p
+    wk, wv = f"wk{64 * hkv}", f"wv{64 * hkv}"
+    y, p = mha(x, x, dict(W512, wk=W512[wk], wv=W512[wv]), hq=8, hkv=hkv)
+    return {"x": x}, {"wq": W512_FILE["wq"], "wk": W512_FILE[wk], "wv": W512_FILE[wv], "wo": W512_FILE["wo"]}, y, p
 
 
 def case_self_attention_layer(b, l, with_positions=False):
@@ -187,6 +189,68 @@ def case_masked(b, h, lq, lk):
     return dict(t, attn_mask=keep), {}, o, p
 
 
+def rope(x, base=10000.0):
+    """Rotary embedding, rotate-half pairing: column i with i + E/2, angle pos * base^(-2i/E)."""
+    x = np.asarray(x, np.float64)
+    length, e = x.shape[-2], x.shape[-1]
+    half = e // 2
+    angle = np.arange(length)[:, None] * base ** (-2.0 * np.arange(half) / e)[None, :]
+    c, s_ = np.cos(angle), np.sin(angle)
+    x1, x2 = x[..., :half], x[..., half:]
+    return np.concatenate([x1 * c - x2 * s_, x2 * c + x1 * s_], axis=-1)
+
+
+def case_prefix_lm(b, h, l, prefix_lengths):
+    t = sdpa_inputs(b, h, l, l)
+    prefix = np.array(prefix_lengths, dtype=np.float32)
+    i, j = np.arange(l)[:, None], np.arange(l)[None, :]
+    allowed = (j <= i)[None, None] | (j[None, None] < prefix[:, None, None, None])
+    o, p = attend(t["q"], t["k"], t["v"], allowed)
+    return dict(t, prefix_length=prefix), {}, o, p
+
+
+def case_document(b, h, documents):
+    """documents: per batch entry, the lengths of the documents packed into it (equal totals)."""
+    l = sum(documents[0])
+    t = sdpa_inputs(b, h, l, l)
+    ids = np.array([np.repeat(np.arange(len(d)), d) for d in documents], dtype=np.float32)
+    same = ids[:, :, None] == ids[:, None, :]
+    o, p = attend(t["q"], t["k"], t["v"], (same & causal(l, l)[None])[:, None])
+    return dict(t, document_ids=ids), {}, o, p
+
+
+def case_relative_bias(b, lq, lk, clip=128):
+    t = sdpa_inputs(b, 8, lq, lk)
+    table = act(8, 2 * clip + 1, scale=16)
+    o, p = attend(t["q"], t["k"], t["v"],
+                  modifier=lambda s, b_, h, i, j: s + np.asarray(table, np.float64)[h, np.clip(j - i, -clip, clip) + clip])
+    return dict(t, relative_bias=table), {}, o, p
+
+
+def case_rope(b, h, lq, lk):
+    t = sdpa_inputs(b, h, lq, lk)
+    o, p = attend(rope(t["q"]), rope(t["k"]), t["v"], causal(lq, lk))
+    return t, {}, o, p
+
+
+def case_decoder_layer(b, lq, lk, memory_lengths):
+    x, memory = act(b, lq, 512), act(b, lk, 512)
+    ln2_gamma, ln2_beta = (1 + act(512, scale=256)).astype(np.float32), act(512, scale=256)
+    padded = np.array([[j >= n for j in range(lk)] for n in memory_lengths], dtype=bool)
+    cross = {"wq": W512["wv"], "wk": W512["wq"], "wv": W512["wo"], "wo": W512["wk"]}  # other weights than self's
+    n1 = layer_norm(x, W512["gamma"], W512["beta"])
+    y1, p = mha(n1, n1, W512, allowed=causal(lq, lq))
+    h_ = np.asarray(x, np.float64) + y1
+    n2 = layer_norm(h_, ln2_gamma, ln2_beta)
+    y2, _ = mha(n2, memory, cross, allowed=~padded[:, None, None, :])
+    shared = {"ln1_gamma": W512_FILE["gamma"], "ln1_beta": W512_FILE["beta"],
+              "wq": W512_FILE["wq"], "wk": W512_FILE["wk"], "wv": W512_FILE["wv"], "wo": W512_FILE["wo"],
+              "cross_wq": W512_FILE["wv"], "cross_wk": W512_FILE["wq"], "cross_wv": W512_FILE["wo"],
+              "cross_wo": W512_FILE["wk"]}
+    inputs = {"x": x, "memory": memory, "memory_padding_mask": padded, "ln2_gamma": ln2_gamma, "ln2_beta": ln2_beta}
+    return inputs, shared, h_ + y2, p
+
+
 CASES = {
     "seed_attention": {"L3": lambda: case_seed_attention(3), "L7": lambda: case_seed_attention(7)},
     "sdpa": {"B1_H2_L5": lambda: case_sdpa(1, 2, 5, 5), "B2_H3_Lq7_Lk11": lambda: case_sdpa(2, 3, 7, 11)},
@@ -196,7 +260,7 @@ CASES = {
     "mha_causal": {"B1_L5": lambda: case_mha(1, 5, True), "B2_L8": lambda: case_mha(2, 8, True)},
     "mha_padding": {"B2_L6": lambda: case_mha_padding(2, 6, [4, 0]), "B3_L5": lambda: case_mha_padding(3, 5, [5, 1, 3])},
     "cross_attention": {"B1_Lq3_Lk8": lambda: case_cross(1, 3, 8), "B2_Lq6_Lk4": lambda: case_cross(2, 6, 4)},
-    "gqa": {"B1_L5": lambda: case_gqa(1, 5), "B2_L7": lambda: case_gqa(2, 7)},
+    "gqa": {"B1_L5": lambda: case_grouped(1, 5, 2), "B2_L7": lambda: case_grouped(2, 7, 2)},
     "self_attention_layer": {"B1_L4": lambda: case_self_attention_layer(1, 4),
                              "B2_L6": lambda: case_self_attention_layer(2, 6)},
     "sliding_window_attention": {"B1_H2_L9": lambda: case_sliding_window(1, 2, 9),
@@ -208,6 +272,16 @@ CASES = {
                          "B2_H3_L4": lambda: case_masked(2, 3, 4, 4)},
     "positional_self_attention_layer": {"B1_L5": lambda: case_self_attention_layer(1, 5, True),
                                         "B2_L3": lambda: case_self_attention_layer(2, 3, True)},
+    "mqa": {"B1_L5": lambda: case_grouped(1, 5, 1), "B2_L7": lambda: case_grouped(2, 7, 1)},
+    "prefix_lm_attention": {"B2_H2_L7": lambda: case_prefix_lm(2, 2, 7, [3, 0]),
+                            "B3_H1_L9": lambda: case_prefix_lm(3, 1, 9, [9, 1, 5])},
+    "document_attention": {"B1_H2_L8": lambda: case_document(1, 2, [[3, 5]]),
+                           "B2_H2_L10": lambda: case_document(2, 2, [[1, 4, 5], [10]])},
+    "relative_position_attention": {"B1_L6": lambda: case_relative_bias(1, 6, 6),
+                                    "B1_Lq5_Lk300": lambda: case_relative_bias(1, 5, 300)},
+    "rope_attention": {"B1_H2_L6": lambda: case_rope(1, 2, 6, 6), "B2_H3_Lq9_Lk40": lambda: case_rope(2, 3, 9, 40)},
+    "decoder_layer": {"B1_Lq4_Lk6": lambda: case_decoder_layer(1, 4, 6, [6]),
+                      "B2_Lq5_Lk3": lambda: case_decoder_layer(2, 5, 3, [2, 0])},
 }
 
 

@@ -79,13 +79,22 @@ std::vector<Case> layer_cases() {
             {s(3, 129), {}, "B3 L129"}, {s(1, 1000), {}, "B1 L1000"}};
 }
 
+// Self-attention over one sequence "tokens" (Lq = Lk), with what predicates read (document ids, prefix
+// lengths) synthesized as indices: packed documents of about L/4 tokens, prefix lengths in [0, L].
+std::vector<Case> token_cases() {
+    auto s = [](std::int64_t B, std::int64_t H, std::int64_t L) { return Sizes{B, H, {{"tokens", L}}}; };
+    return {{s(1, 2, 1), {}, "B1 L1"},     {s(3, 2, 7), {}, "B3 L7"},         {s(1, 3, 64), {}, "B1 L64"},
+            {s(3, 1, 129), {}, "B3 L129"}, {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"}};
+}
+
 }  // namespace
 
 // Every variant in the kernel list has its test case below (and its CTest line in tests/CMakeLists.txt).
 const std::vector<std::string_view> tested_variants = {
     "seed_attention", "sdpa", "sdpa_causal", "sliding_window_attention", "softcap_attention", "masked_attention",
     "alibi_attention", "mha", "mha_causal", "mha_padding", "gqa", "self_attention_layer",
-    "positional_self_attention_layer", "cross_attention"};
+    "positional_self_attention_layer", "cross_attention", "mqa", "prefix_lm_attention", "document_attention",
+    "relative_position_attention", "rope_attention", "decoder_layer"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -105,6 +114,11 @@ BOOST_AUTO_TEST_CASE(sliding_window_attention) { check_variant("sliding_window_a
 BOOST_AUTO_TEST_CASE(softcap_attention) { check_variant("softcap_attention", sdpa_cases(false)); }
 BOOST_AUTO_TEST_CASE(masked_attention) { check_variant("masked_attention", sdpa_cases(false)); }
 BOOST_AUTO_TEST_CASE(alibi_attention) { check_variant("alibi_attention", sdpa_cases(true)); }
+// L = 1000 reaches past the table's ±128 distances: the clipped entries.
+BOOST_AUTO_TEST_CASE(relative_position_attention) { check_variant("relative_position_attention", sdpa_cases(true)); }
+BOOST_AUTO_TEST_CASE(rope_attention) { check_variant("rope_attention", sdpa_cases(false)); }
+BOOST_AUTO_TEST_CASE(prefix_lm_attention) { check_variant("prefix_lm_attention", token_cases()); }
+BOOST_AUTO_TEST_CASE(document_attention) { check_variant("document_attention", token_cases()); }
 
 BOOST_AUTO_TEST_CASE(mha) { check_variant("mha", layer_cases()); }
 BOOST_AUTO_TEST_CASE(mha_causal) { check_variant("mha_causal", layer_cases()); }
@@ -112,6 +126,7 @@ BOOST_AUTO_TEST_CASE(mha_padding) { check_variant("mha_padding", layer_cases());
 BOOST_AUTO_TEST_CASE(gqa) { check_variant("gqa", layer_cases()); }
 BOOST_AUTO_TEST_CASE(self_attention_layer) { check_variant("self_attention_layer", layer_cases()); }
 BOOST_AUTO_TEST_CASE(positional_self_attention_layer) { check_variant("positional_self_attention_layer", layer_cases()); }
+BOOST_AUTO_TEST_CASE(mqa) { check_variant("mqa", layer_cases()); }
 
 BOOST_AUTO_TEST_CASE(cross_attention) {
     auto s = [](std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; };
@@ -119,4 +134,14 @@ BOOST_AUTO_TEST_CASE(cross_attention) {
                                       {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
                                       {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
                                       {s(1, 1000, 129), {}, "B1 Lq1000 Lk129"}});
+}
+
+// Masked self-attention, then cross-attention to memory with its padding masked (a fully padded
+// memory entry where B > 1: the cross-attention rows are zero and the layer gives h).
+BOOST_AUTO_TEST_CASE(decoder_layer) {
+    auto s = [](std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; };
+    check_variant("decoder_layer", {{s(1, 1, 7), {}, "B1 Lq1 Lk7"},
+                                    {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
+                                    {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
+                                    {s(2, 300, 100), {}, "B2 Lq300 Lk100"}});
 }

@@ -4,10 +4,13 @@
 //   inputs      activation<"x", D>()  unbatched_activation<"x", D>()  heads_input<"q", E, Seq, H>()
 //               weight<"w", Din, Dout>()  weight_vector<"gamma", D>()
 //               key_padding_mask<"m", SeqK>()  attention_mask<"m", SeqQ, SeqK>()
+//               sequence_values<"doc_ids", Seq>()  batch_values<"prefix_length">()
 //   nodes       linear(x, w[, bias])  split_heads<H>(x)  merge_heads(x)  score(q, k[, scale])
 //               mask(s, causal | key_padding(m) | boolean_mask(m) | predicate(fn) | sliding_window(n))
 //               modify(s, fn | alibi<H>() | soft_cap(c))  softmax<"label">(s)  weighted_sum(p, v)
-//               layer_norm(x, gamma, beta[, eps])  add(a, b)  positional_encoding(x)
+//               layer_norm(x, gamma, beta[, eps])  add(a, b)  positional_encoding(x)  rope(heads[, base])
+//   reads       in a predicate or modifier, any input at indices: doc_ids(b, q_idx), bias(h, i)
+//               (sequence_values<"ids", Seq>()  batch_values<"n">()  weight<...>() are what they read)
 //   composites  attention(q, k, v, masks...)  multi_head_attention<Hq, Hkv>(xq, xkv, wq, wk, wv, wo, masks...)
 //   graphs      make_graph<"name">(output)  collect_inputs(g)  signature(g)
 //   built-ins   variants::sdpa, variants::mha, ...  builtin_variants (one hana::tuple of all)
@@ -24,6 +27,7 @@
 #include <attnforge/dsl/nodes/mask.hpp>
 #include <attnforge/dsl/nodes/modify.hpp>
 #include <attnforge/dsl/nodes/positional_encoding.hpp>
+#include <attnforge/dsl/nodes/rope.hpp>
 #include <attnforge/dsl/nodes/score.hpp>
 #include <attnforge/dsl/nodes/softmax.hpp>
 #include <attnforge/dsl/nodes/weighted_sum.hpp>

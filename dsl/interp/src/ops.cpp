@@ -156,6 +156,23 @@ Tensor positional_encoding(const Tensor& x) {
     return y;
 }
 
+Tensor rope(const Tensor& x, double base) {
+    const i64 B = x.dim(0), H = x.dim(1), L = x.dim(2), E = x.dim(3), half = E / 2;
+    Tensor y(x.shape);
+    for (i64 pos = 0; pos < L; ++pos)
+        for (i64 i = 0; i < half; ++i) {
+            const double angle = double(pos) * std::pow(base, -2.0 * double(i) / double(E));
+            const double c = std::cos(angle), s = std::sin(angle);
+            for (i64 bh = 0; bh < B * H; ++bh) {
+                const double* in = x.ptr() + (bh * L + pos) * E;
+                double* out = y.ptr() + (bh * L + pos) * E;
+                out[i] = in[i] * c - in[i + half] * s;
+                out[i + half] = in[i + half] * c + in[i] * s;
+            }
+        }
+    return y;
+}
+
 void mask_key_padding(Tensor& s, const Tensor& padded) {
     const i64 Lk = s.dim(3);
     mask_where(s, [&](i64 b, i64, i64, i64 j) { return padded.data[static_cast<std::size_t>(b * Lk + j)] == 0.0; });

@@ -4,15 +4,39 @@
 // always real division, as in the interpreter.
 #pragma once
 
+#include <attnforge/codegen/lowering.hpp>
 #include <attnforge/dsl/expr.hpp>
 
 #include <Halide.h>
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace attnforge::codegen {
 
 struct HalideBackend {
+    const std::map<std::string, Lowered, std::less<>>* inputs;  // what reads (ex::read) read
+
+    // An input at row-major indices: each rounded down and clamped to its axis, as in the interpreter
+    // (a NaN index converts to INT_MIN, clamped to 0: the interpreter reads 0 too).
+    template <class In, class... V>
+    Halide::Expr read(In, V... index) const {
+        const Lowered& in = inputs->find(In::name.view())->second;
+        const std::vector<Halide::Expr> given{index...};
+        const int n = static_cast<int>(given.size());
+        std::vector<Halide::Expr> args;  // innermost first
+        for (int r = n - 1; r >= 0; --r) {
+            Halide::Expr i = given[static_cast<std::size_t>(r)];
+            if (i.type().is_float()) i = Halide::cast<int>(Halide::floor(i));
+            args.push_back(Halide::clamp(i, 0, in.extents[static_cast<std::size_t>(n - 1 - r)] - 1));
+        }
+        while (args.size() < in.extents.size()) args.push_back(0);  // an unbatched input's batch index
+        const Halide::Expr v = in.func(args);
+        return v.type().is_float() ? v : Halide::cast<float>(v);
+    }
+
     Halide::Expr constant(double v) const {
         if (v == std::floor(v) && std::abs(v) < 1 << 30) return Halide::Expr(static_cast<int>(v));
         return Halide::Expr(static_cast<float>(v));

@@ -44,6 +44,8 @@ struct Lower {
     static Lowered impl(const dsl::add_node<A, B>&, LoweringContext&);
     template <class X>
     static Lowered impl(const dsl::positional_encoding_node<X>&, LoweringContext&);
+    template <class X>
+    static Lowered impl(const dsl::rope_node<X>&, LoweringContext&);
 
     // softmax(S) as an attention core without its weighted sum (shared by softmax and weighted_sum).
     // `band_only`: only keys inside the band are ever read (a weighted sum restricted to it), so exps

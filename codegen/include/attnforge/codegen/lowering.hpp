@@ -70,6 +70,7 @@ struct Roles {
     std::vector<AttentionCore> cores;
     std::vector<RowOperation> row_operations;  // layer_norm
     std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
+    std::vector<Halide::Func> elementwise;     // element-wise results computed once per call (rope)
     // Re-indexing nodes (split/merge heads), masks, modifiers and adds have no role: they stay inline.
 };
 

@@ -109,6 +109,13 @@ struct positional_encoding_even_width {
                       "D must be even (node and D are in the instantiation line above)");
 };
 
+template <fixed_string Node, int Width>
+struct rope_even_head_width {
+    static constexpr bool ok = Width > 0 && Width % 2 == 0;
+    static_assert(ok, "attnforge: rope: rotary embedding rotates pairs of columns, so the head width E must "
+                      "be even (node and E are in the instantiation line above)");
+};
+
 template <fixed_string Node, int Heads>
 struct static_head_count {
     static constexpr bool ok = Heads > 0;
@@ -128,6 +135,13 @@ struct batching_matches {
     static constexpr bool ok = LeftBatched == RightBatched;
     static_assert(ok, "attnforge: batched and unbatched tensors cannot be combined in one node (node in the "
                       "instantiation line above)");
+};
+
+template <fixed_string Input, int Rank, int Indices>
+struct read_index_count {
+    static constexpr bool ok = Rank == Indices;
+    static_assert(ok, "attnforge: expression: reading an input takes one index per axis, batch first (the "
+                      "input, its rank and the number of indices given are in the instantiation line above)");
 };
 
 // expect<Node, "activation", is_activation>(kind): checks one operand's kind, naming what was given.

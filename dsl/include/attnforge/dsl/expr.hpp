@@ -7,11 +7,22 @@
 // tree (capture). Evaluators walk that tree with a Backend (evaluate): the reference interpreter with
 // doubles, the Halide lowering with Halide::Expr. Semantics are those of real numbers: indices are
 // integers, `/` is real division, comparisons and &&, ||, ! give booleans, select(c, a, b) picks.
+//
+// Like FlexAttention's closures over tensors, an expression may read a graph input at index
+// expressions: `doc_ids(b, q_idx) == doc_ids(b, kv_idx)`, `bias(h, clamp(kv_idx - q_idx, ...))`
+// (input_node::operator(), nodes/input.hpp). Indices run in row-major order, batch first; each is
+// rounded down and clamped to the input's extent, so every read is defined (and kernels may round tiles
+// up). The input becomes an input of the graph.
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
 
+#include <boost/hana/any_of.hpp>
+#include <boost/hana/append.hpp>
 #include <boost/hana/at.hpp>
+#include <boost/hana/bool.hpp>
+#include <boost/hana/fold_left.hpp>
+#include <boost/hana/flatten.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
@@ -34,6 +45,12 @@ struct var {
 
 struct constant {
     double value;
+    static constexpr value_type type = value_type::real;
+};
+
+template <class Input, class... Index>
+struct read {
+    hana::tuple<Index...> index;
     static constexpr value_type type = value_type::real;
 };
 
@@ -89,6 +106,7 @@ template <class T> struct is_expr : std::false_type {};
 template <var_id V> struct is_expr<var<V>> : std::true_type {};
 template <> struct is_expr<constant> : std::true_type {};
 template <class Op, class... A> struct is_expr<apply<Op, A...>> : std::true_type {};
+template <class In, class... I> struct is_expr<read<In, I...>> : std::true_type {};
 
 template <class T>
 concept expression = is_expr<std::remove_cvref_t<T>>::value;
@@ -163,6 +181,22 @@ template <class Op, class... A> struct checks<apply<Op, A...>> {
     static constexpr bool typed = well_typed<Op, A...>() && (checks<A>::typed && ...);
     template <var_id V> static constexpr bool uses = (checks<A>::template uses<V> || ...);
 };
+template <class In, class... I> struct checks<read<In, I...>> {
+    static constexpr bool typed = ((I::type == value_type::real && checks<I>::typed) && ...);
+    template <var_id V> static constexpr bool uses = (checks<I>::template uses<V> || ...);
+};
+
+// The graph inputs an expression reads, as a hana::tuple of input nodes, repeats included
+// (inputs_read keeps the first of each name).
+template <class E> constexpr auto inputs_of(const E&) { return hana::make_tuple(); }
+template <class In, class... I>
+constexpr auto inputs_of(const read<In, I...>& e) {
+    return hana::unpack(e.index, [](const auto&... i) { return hana::flatten(hana::make_tuple(hana::make_tuple(In{}), inputs_of(i)...)); });
+}
+template <class Op, class... A>
+constexpr auto inputs_of(const apply<Op, A...>& e) {
+    return hana::unpack(e.args, [](const auto&... a) { return hana::flatten(hana::make_tuple(inputs_of(a)...)); });
+}
 
 // ---- evaluate -------------------------------------------------------------------------------------
 // Env: the values of the placeholders, in the Backend's value type. Backend: a type with
@@ -180,6 +214,23 @@ auto evaluate(const constant& c, const Env&, const Backend& backend) { return ba
 template <class Backend, class Env, class Op, class... A>
 auto evaluate(const apply<Op, A...>& e, const Env& env, const Backend& backend) {
     return hana::unpack(e.args, [&](const auto&... args) { return backend.call(Op{}, evaluate(args, env, backend)...); });
+}
+
+template <class E>
+constexpr auto inputs_read(const E& e) {
+    return hana::fold_left(inputs_of(e), hana::make_tuple(), [](auto seen, auto in) {
+        constexpr bool repeat = decltype(hana::any_of(seen, [](auto s) {
+            return hana::bool_c<decltype(s)::name == decltype(in)::name>;
+        }))::value;
+        if constexpr (repeat) return seen;
+        else return hana::append(seen, in);
+    });
+}
+
+// A read: Backend::read(Input{}, index values...) gives the input's value there.
+template <class Backend, class Env, class In, class... I>
+auto evaluate(const read<In, I...>& e, const Env& env, const Backend& backend) {
+    return hana::unpack(e.index, [&](const auto&... i) { return backend.read(In{}, evaluate(i, env, backend)...); });
 }
 
 // ---- canonical text ------------------------------------------------------------------------------
@@ -206,6 +257,16 @@ std::string to_string(const apply<Op, A...>& e) {
         });
         return s + ")";
     }
+}
+
+template <class In, class... I>
+std::string to_string(const read<In, I...>& e) {
+    std::string s = std::string(In::name.view()) + "[";
+    hana::unpack(e.index, [&](const auto&... i) {
+        const char* sep = "";
+        ((s += sep, s += to_string(i), sep = ", "), ...);
+    });
+    return s + "]";
 }
 
 // The placeholders a captured lambda is called with.

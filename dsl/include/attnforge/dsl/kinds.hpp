@@ -7,6 +7,8 @@
 //   activation   (B, L, D)        heads        (B, H, L, E)
 //   scores       (B, H, Lq, Lk)   weight       (D_in, D_out)      weight_vector (D)
 //   key_padding  (B, Lk) bool, true = padded  attention_mask (B, Lq, Lk) bool, true = takes part
+//   sequence_values (B, L) one number per token (document ids)   batch_values (B) one per sequence
+//   (prefix lengths): float32 values read by mask predicates and score modifiers (ex::read)
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
@@ -78,6 +80,18 @@ struct attention_mask_kind {
     static constexpr auto label = cat("attention_mask(L[", SeqQ, "], L[", SeqK, "])");
 };
 
+template <fixed_string Seq, bool Batched>
+struct sequence_values_kind {
+    static constexpr auto seq = Seq;
+    static constexpr bool batched = Batched;
+    static constexpr auto label = cat("sequence_values(L[", Seq, "])");
+};
+
+struct batch_values_kind {
+    static constexpr bool batched = true;
+    static constexpr auto label = fixed_string("batch_values()");
+};
+
 // Kind tests, SFINAE-friendly (they never hard-error).
 template <class K> struct is_activation : std::false_type {};
 template <fixed_string S, int W, bool Bt> struct is_activation<activation_kind<S, W, Bt>> : std::true_type {};
@@ -96,10 +110,29 @@ template <class K> struct is_attention_mask : std::false_type {};
 template <fixed_string Q, fixed_string K, bool Bt>
 struct is_attention_mask<attention_mask_kind<Q, K, Bt>> : std::true_type {};
 
+template <class K> struct is_sequence_values : std::false_type {};
+template <fixed_string S, bool Bt> struct is_sequence_values<sequence_values_kind<S, Bt>> : std::true_type {};
+template <class K> struct is_batch_values : std::is_same<K, batch_values_kind> {};
+
 template <class K> inline constexpr bool is_activation_v = is_activation<K>::value;
 template <class K> inline constexpr bool is_heads_v = is_heads<K>::value;
 template <class K> inline constexpr bool is_scores_v = is_scores<K>::value;
 template <class K> inline constexpr bool is_weight_v = is_weight<K>::value;
 template <class K> inline constexpr bool is_weight_vector_v = is_weight_vector<K>::value;
+
+// The rank of a tensor of kind K, as given by the user (batch axis included when batched).
+template <class K>
+constexpr int kind_rank() {
+    int own = 0;
+    if constexpr (is_activation_v<K>) own = 2;
+    else if constexpr (is_heads_v<K> || is_scores_v<K>) own = 3;
+    else if constexpr (is_weight_v<K>) own = 2;
+    else if constexpr (is_weight_vector_v<K>) own = 1;
+    else if constexpr (is_key_padding<K>::value || is_sequence_values<K>::value) own = 1;
+    else if constexpr (is_attention_mask<K>::value) own = 2;
+    else if constexpr (is_batch_values<K>::value) own = 0;
+    if constexpr (requires { K::batched; }) return own + (K::batched ? 1 : 0);
+    else return own;
+}
 
 }  // namespace attnforge::dsl

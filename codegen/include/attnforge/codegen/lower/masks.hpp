@@ -19,7 +19,7 @@ Lowered Lower::impl(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
     if constexpr (std::is_same_v<Spec, dsl::causal_mask>) {
         keep = k <= q;  // top-left aligned
     } else if constexpr (requires { n.spec.expr; }) {
-        keep = dsl::ex::evaluate(n.spec.expr, HalideEnv{Halide::Expr(), b, h, q, k}, HalideBackend{});
+        keep = dsl::ex::evaluate(n.spec.expr, HalideEnv{Halide::Expr(), b, h, q, k}, HalideBackend{&ctx.inputs});
     } else {
         // Mask inputs are read clamped to their extents, so that schedules may round score tiles up.
         const Lowered m = node(n.spec.mask, ctx);
@@ -39,7 +39,7 @@ Lowered Lower::impl(const dsl::modify_node<S, E>& n, LoweringContext& ctx) {
     const Lowered s = node(n.scores, ctx);
     Halide::Var k("k"), q("q"), h("h"), b("b");
     const Halide::Expr score = s.func(k, q, h, b);
-    Halide::Expr modified = dsl::ex::evaluate(n.expr, HalideEnv{score, b, h, q, k}, HalideBackend{});
+    Halide::Expr modified = dsl::ex::evaluate(n.expr, HalideEnv{score, b, h, q, k}, HalideBackend{&ctx.inputs});
     if (!modified.type().is_float()) modified = Halide::cast<float>(modified);
     Halide::Func f(ctx.name("modify"));
     f(k, q, h, b) = ieee(Halide::select(score == minus_infinity(), score, modified));

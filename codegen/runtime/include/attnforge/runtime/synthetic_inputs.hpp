@@ -1,6 +1,8 @@
 // synthetic_inputs: deterministic inputs for any graph signature at given sizes: activations and heads uniform in
 // [-scale, scale], weights scaled by 1/sqrt(D_in), LayerNorm gamma near 1, masks with some keys
-// masked and, where there is more than one, a fully masked batch entry or query row.
+// masked and, where there is more than one, a fully masked batch entry or query row; values that
+// predicates read as indices are integers: document ids (B, L) in runs of packed documents, and per
+// batch entry lengths (B) in [0, L].
 #pragma once
 
 #include <attnforge/interp/binding.hpp>
@@ -57,6 +59,29 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                 for (auto& v : t.u8) v = static_cast<std::uint8_t>(1 - v);
                 if (rows > 1)
                     for (std::int64_t j = 0; j < last; ++j) t.u8[static_cast<std::size_t>(last + j)] = 0;
+            }
+            out.emplace(spec.name, std::move(t));
+            continue;
+        }
+        using axis = dsl::dim_spec::axis;
+        const bool per_token = spec.dims.size() == 2 && spec.dims[0].role == axis::batch && spec.dims[1].role == axis::sequence;
+        const bool per_batch = spec.dims.size() == 1 && spec.dims[0].role == axis::batch;
+        if (per_token || per_batch) {
+            Tensor t = Tensor::float32(shape);
+            std::int64_t longest = 1;
+            for (const auto& [tag, n] : sizes.length) longest = std::max(longest, n);
+            if (per_batch) {
+                std::uniform_int_distribution<std::int64_t> length(0, longest);
+                for (auto& v : t.f32) v = static_cast<float>(length(gen));
+            } else {  // document ids: each entry packs documents of random lengths (about L/4 each)
+                std::bernoulli_distribution next_document(4.0 / static_cast<double>(std::max<std::int64_t>(shape[1], 4)));
+                for (std::int64_t b = 0; b < shape[0]; ++b) {
+                    float id = 0.0f;
+                    for (std::int64_t l = 0; l < shape[1]; ++l) {
+                        if (l > 0 && next_document(gen)) id += 1.0f;
+                        t.f32[static_cast<std::size_t>(b * shape[1] + l)] = id;
+                    }
+                }
             }
             out.emplace(spec.name, std::move(t));
             continue;

@@ -1,6 +1,8 @@
 // Graph inputs: named tensors bound by name at run time (activations, weights, masks).
 #pragma once
 
+#include <attnforge/dsl/diagnostics.hpp>
+#include <attnforge/dsl/expr.hpp>
 #include <attnforge/dsl/kinds.hpp>
 
 #include <boost/hana/tuple.hpp>
@@ -15,6 +17,15 @@ struct input_node {
     static constexpr auto name = Name;
     static constexpr auto label = Name;
     constexpr auto children() const { return hana::make_tuple(); }
+
+    // Inside a predicate or a score modifier: this input's value at the given indices (ex::read),
+    // one index per axis, row-major, batch first: doc_ids(b, q_idx).
+    template <ex::operand... Index>
+    constexpr auto operator()(const Index&... index) const {
+        (void)diagnostic::read_index_count<Name, kind_rank<Kind>(), sizeof...(Index)>::ok;
+        return ex::read<input_node, std::remove_cvref_t<decltype(ex::as_expr(index))>...>{
+            hana::make_tuple(ex::as_expr(index)...)};
+    }
 };
 
 template <class T> struct is_input : std::false_type {};
@@ -48,5 +59,14 @@ constexpr auto key_padding_mask() { return input_node<Name, key_padding_kind<Seq
 // (B, Lq, Lk) bool; true means the (query, key) pair takes part.
 template <fixed_string Name, fixed_string SeqQ, fixed_string SeqK>
 constexpr auto attention_mask() { return input_node<Name, attention_mask_kind<SeqQ, SeqK, true>>{}; }
+
+// (B, L) float32, one number per token of sequence Seq, for predicates and modifiers to read: document
+// ids of packed sequences, segment ids. Integers up to 2^24 are exact.
+template <fixed_string Name, fixed_string Seq>
+constexpr auto sequence_values() { return input_node<Name, sequence_values_kind<Seq, true>>{}; }
+
+// (B) float32, one number per batch entry: a prefix length per sequence.
+template <fixed_string Name>
+constexpr auto batch_values() { return input_node<Name, batch_values_kind>{}; }
 
 }  // namespace attnforge::dsl

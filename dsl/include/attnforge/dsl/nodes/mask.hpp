@@ -5,7 +5,8 @@
 //                         sees keys 0..i, as torch.tril(ones(Lq, Lk)) and SDPA's is_causal.
 //   key_padding(m)        m (B, Lk) bool, true = padded key, ignored (PyTorch's convention)
 //   boolean_mask(m)       m (B, Lq, Lk) bool, true = the pair takes part
-//   predicate(fn)         fn(b, h, q_idx, kv_idx) -> boolean expression, true = the pair takes part
+//   predicate(fn)         fn(b, h, q_idx, kv_idx) -> boolean expression, true = the pair takes part;
+//                         it may read inputs (document ids, prefix lengths: see expr.hpp)
 #pragma once
 
 #include <attnforge/dsl/diagnostics.hpp>
@@ -44,7 +45,7 @@ template <class Expr>
 struct predicate_spec {
     Expr expr;
     static constexpr auto label = fixed_string("predicate");
-    constexpr auto children() const { return hana::make_tuple(); }
+    constexpr auto children() const { return ex::inputs_read(expr); }  // the inputs it reads
 };
 // fn is called once with placeholders; its body becomes the predicate's expression tree.
 template <class Fn>

@@ -7,6 +7,8 @@
 #include <attnforge/dsl/expr.hpp>
 #include <attnforge/dsl/nodes/input.hpp>
 
+#include <boost/hana/concat.hpp>
+
 namespace attnforge::dsl {
 
 template <class S, class Expr>
@@ -15,7 +17,7 @@ struct modify_node {
     Expr expr;
     using kind = typename S::kind;
     static constexpr auto label = cat("modify(", S::label, ")");
-    constexpr auto children() const { return hana::make_tuple(scores); }
+    constexpr auto children() const { return hana::concat(hana::make_tuple(scores), ex::inputs_read(expr)); }
 };
 
 template <class S, class Fn>

@@ -13,6 +13,7 @@
 #include <attnforge/dsl/nodes/mask.hpp>
 #include <attnforge/dsl/nodes/modify.hpp>
 #include <attnforge/dsl/nodes/positional_encoding.hpp>
+#include <attnforge/dsl/nodes/rope.hpp>
 #include <attnforge/dsl/nodes/score.hpp>
 #include <attnforge/dsl/nodes/softmax.hpp>
 #include <attnforge/dsl/nodes/weighted_sum.hpp>
@@ -52,6 +53,8 @@ std::string canonical(const Node& n) {
         return detail::call("mask", args + ", " + spec);
     } else if constexpr (requires { n.expr; }) {
         return detail::call("modify", args + ", " + ex::to_string(n.expr));
+    } else if constexpr (requires { n.base; }) {
+        return detail::call("rope", args + ", base=" + detail::number(n.base));
     } else if constexpr (requires { n.eps; }) {
         return detail::call("layer_norm", args + ", eps=" + detail::number(n.eps));
     } else if constexpr (requires { Node::name; }) {

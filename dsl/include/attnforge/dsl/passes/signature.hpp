@@ -64,8 +64,11 @@ std::vector<dim_spec> dims_of_kind() {
         d.insert(d.end(), {fixed(Kind::in_width), fixed(Kind::out_width)});
     } else if constexpr (is_weight_vector_v<Kind>) {
         d.push_back(fixed(Kind::width));
-    } else if constexpr (is_key_padding<Kind>::value) {
-        d.push_back(seq(Kind::seq_k.view()));
+    } else if constexpr (is_key_padding<Kind>::value || is_sequence_values<Kind>::value) {
+        if constexpr (is_key_padding<Kind>::value) d.push_back(seq(Kind::seq_k.view()));
+        else d.push_back(seq(Kind::seq.view()));
+    } else if constexpr (is_batch_values<Kind>::value) {
+        // (B) only: the batch axis above
     } else {
         static_assert(is_attention_mask<Kind>::value);
         d.insert(d.end(), {seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});

@@ -14,6 +14,9 @@
 #include <attnforge/interp/binding.hpp>
 #include <attnforge/interp/ops.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <string>
 
 namespace attnforge::interp {
@@ -42,7 +45,30 @@ struct Context {
 
 // Expression backend: every value a double; booleans are 0 or 1.
 struct DoubleBackend {
+    const BoundInputs* bound;  // what reads (ex::read) read
+
     double constant(double v) const { return v; }
+
+    // An input's value at row-major indices, each rounded down and clamped to its axis (a NaN index
+    // reads 0, as the kernels' float-to-int conversion does).
+    template <class In, class... V>
+    double read(In, V... index) const {
+        const Tensor& t = bound->tensors.find(In::name.view())->second;
+        const std::array<double, sizeof...(V)> given{static_cast<double>(index)...};
+        const std::size_t leading = static_cast<std::size_t>(t.rank()) - given.size();  // an unbatched input's B = 1
+        std::int64_t flat = 0;
+        for (std::size_t r = 0; r < static_cast<std::size_t>(t.rank()); ++r) {
+            const std::int64_t extent = t.shape[r];
+            std::int64_t i = 0;
+            if (r >= leading) {
+                const double x = std::floor(given[r - leading]);
+                i = std::isnan(x) ? 0 : static_cast<std::int64_t>(std::clamp(x, 0.0, double(extent - 1)));
+            }
+            flat = flat * extent + i;
+        }
+        return t.data[static_cast<std::size_t>(flat)];
+    }
+
     template <class Op, class... A>
     double call(Op, A... a) const {
         const double x[] = {a...};
@@ -114,7 +140,7 @@ Tensor evaluate(const dsl::mask_node<S, Spec>& n, Context& ctx) {
     } else if constexpr (requires { n.spec.expr; }) {
         ops::mask_where(s, [&](i64 b, i64 h, i64 i, i64 j) {
             const Env env{0.0, double(b), double(h), double(i), double(j)};
-            return ex::evaluate(n.spec.expr, env, DoubleBackend{}) != 0.0;
+            return ex::evaluate(n.spec.expr, env, DoubleBackend{&ctx.bound}) != 0.0;
         });
     } else if constexpr (std::is_same_v<Spec, dsl::key_padding_spec<decltype(n.spec.mask)>>) {
         ops::mask_key_padding(s, evaluate(n.spec.mask, ctx));
@@ -128,7 +154,7 @@ template <class S, class E>
 Tensor evaluate(const dsl::modify_node<S, E>& n, Context& ctx) {
     Tensor s = evaluate(n.scores, ctx);
     ops::modify(s, [&](double score, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
-        return ex::evaluate(n.expr, Env{score, double(b), double(h), double(i), double(j)}, DoubleBackend{});
+        return ex::evaluate(n.expr, Env{score, double(b), double(h), double(i), double(j)}, DoubleBackend{&ctx.bound});
     });
     return s;
 }
@@ -162,6 +188,11 @@ Tensor evaluate(const dsl::add_node<A, B>& n, Context& ctx) {
 template <class X>
 Tensor evaluate(const dsl::positional_encoding_node<X>& n, Context& ctx) {
     return ops::positional_encoding(evaluate(n.x, ctx));
+}
+
+template <class X>
+Tensor evaluate(const dsl::rope_node<X>& n, Context& ctx) {
+    return ops::rope(evaluate(n.x, ctx), n.base);
 }
 
 // Intermediates of unbatched graphs lose their batch axis of 1, like the output.

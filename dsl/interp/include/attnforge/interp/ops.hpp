@@ -30,6 +30,8 @@ SoftmaxResult softmax(const Tensor& scores);
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps);
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor positional_encoding(const Tensor& x);
+// Rotary position embedding of heads (B, H, L, E), rotate-half pairing (nodes/rope.hpp).
+Tensor rope(const Tensor& x, double base);
 
 // Masks set removed pairs to -inf.
 void mask_key_padding(Tensor& scores, const Tensor& padded /* (B, Lk), nonzero = padded */);

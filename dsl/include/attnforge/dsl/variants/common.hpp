@@ -1,0 +1,21 @@
+// Inputs several built-in variants share: sdpa's per-head q, k, v and the seed-002 configuration
+// (D = 512, Hq = Hkv = 8, E = 64, no biases). A variant file declares the rest of what it reads.
+#pragma once
+
+#include <attnforge/dsl/attention.hpp>
+#include <attnforge/dsl/graph.hpp>
+
+namespace attnforge::dsl::variants {
+
+// q (B, H, Lq, 64), k and v (B, H, Lk, 64), H at run time.
+inline constexpr auto sdpa_q = heads_input<"q", 64>();
+inline constexpr auto sdpa_k = heads_input<"k", 64, "kv">();
+inline constexpr auto sdpa_v = heads_input<"v", 64, "kv">();
+
+inline constexpr auto x512 = activation<"x", 512>();
+inline constexpr auto wq = weight<"wq", 512, 512>();
+inline constexpr auto wk = weight<"wk", 512, 512>();
+inline constexpr auto wv = weight<"wv", 512, 512>();
+inline constexpr auto wo = weight<"wo", 512, 512>();
+
+}  // namespace attnforge::dsl::variants

@@ -1,0 +1,11 @@
+// A boolean attention-mask input (B, Lq, Lk): true means the pair takes part (torch's bool attn_mask).
+#pragma once
+
+#include <attnforge/dsl/variants/common.hpp>
+
+namespace attnforge::dsl::variants {
+
+inline constexpr auto masked_attention = make_graph<"masked_attention">(
+    attention(sdpa_q, sdpa_k, sdpa_v, boolean_mask(attention_mask<"attn_mask", "q", "kv">())));
+
+}  // namespace attnforge::dsl::variants

@@ -1,0 +1,12 @@
+// Sliding-window (local) attention: causal, and each query sees itself and at most 128 keys back, as
+// FlexAttention's sliding_window_causal. Kernels skip the key blocks outside the band.
+#pragma once
+
+#include <attnforge/dsl/variants/common.hpp>
+
+namespace attnforge::dsl::variants {
+
+inline constexpr auto sliding_window_attention =
+    make_graph<"sliding_window_attention">(attention(sdpa_q, sdpa_k, sdpa_v, sliding_window(128)));
+
+}  // namespace attnforge::dsl::variants
