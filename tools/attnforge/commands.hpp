@@ -40,4 +40,19 @@ struct BenchOptions {
 };
 int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
 
+struct VizOptions {
+    std::string variant;
+    std::vector<std::string> inputs;  // NAME=FILE.npy
+    std::string png;
+    std::int64_t batch = 0;
+    std::optional<std::int64_t> head;  // every head when not given
+    std::string tokens, query_tokens, key_tokens;  // label files, one token per line
+    std::int64_t top_k = 3;
+    std::int64_t max_rows = 16;  // rows printed per head (text only; --json has every row)
+    std::string engine = "kernel";
+    int threads = 0;
+    bool json = false;
+};
+int viz(const VizOptions&, std::ostream& out, std::ostream& err);
+
 }  // namespace attnforge::cli

@@ -79,6 +79,26 @@ int main(int argc, char** argv) {
     bench_cmd->add_flag("!--no-interpreter", bench.interpreter, "Skip the interpreter");
     bench_cmd->add_flag("--json", bench.json, "Also print the rows as JSON");
 
+    attnforge::cli::VizOptions viz;
+    auto* viz_cmd = app.add_subcommand(
+        "viz", "Draw a variant's attention weights as a PNG heatmap (one panel per head, colour bar, optional token "
+               "labels) and print each query row's entropy and top-k keys");
+    viz_cmd->add_option("variant", viz.variant, "Variant name (see `attnforge list`)")->required();
+    viz_cmd->add_option("--input", viz.inputs, "NAME=FILE.npy, once per input of the variant")->required();
+    viz_cmd->add_option("--png", viz.png, "Where to write the heatmap (.png)")->required();
+    viz_cmd->add_option("--batch", viz.batch, "Which batch entry to draw (default 0)")->check(CLI::NonNegativeNumber);
+    viz_cmd->add_option("--head", viz.head, "Only this head (default: every head, one panel each)")->check(CLI::NonNegativeNumber);
+    viz_cmd->add_option("--tokens", viz.tokens, "Labels for queries and keys (self-attention): a text file, one token per line");
+    viz_cmd->add_option("--query-tokens", viz.query_tokens, "Labels for the queries, one per line");
+    viz_cmd->add_option("--key-tokens", viz.key_tokens, "Labels for the keys, one per line");
+    viz_cmd->add_option("--top-k", viz.top_k, "Keys listed per query row (default 3)")->check(CLI::PositiveNumber);
+    viz_cmd->add_option("--max-rows", viz.max_rows, "Query rows printed per head (default 16; --json prints all)")
+        ->check(CLI::NonNegativeNumber);
+    viz_cmd->add_option("--engine", viz.engine, "kernel (generated code) or interpreter (float64 reference)")
+        ->check(CLI::IsMember({"kernel", "interpreter"}));
+    viz_cmd->add_option("--threads", viz.threads, "Threads for this run (default: one per core)")->check(CLI::PositiveNumber);
+    viz_cmd->add_flag("--json", viz.json, "Print the layout (pixel positions, colour map) and every row's statistics as JSON");
+
     // Listed for --help only: main() hands `tune` to attnforge-tune before parsing.
     app.add_subcommand("tune", "Tune a variant's schedule for given sizes on this machine and record it for the next build "
                                "(attnforge tune --help)")
@@ -93,5 +113,6 @@ int main(int argc, char** argv) {
     if (*list_cmd) return attnforge::cli::list(list, std::cout);
     if (*run_cmd) return attnforge::cli::run(run, std::cout, std::cerr);
     if (*bench_cmd) return attnforge::cli::bench(bench, std::cout, std::cerr);
+    if (*viz_cmd) return attnforge::cli::viz(viz, std::cout, std::cerr);
     return 2;
 }

@@ -30,16 +30,8 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
     try {
         if (o.engine != "kernel" && o.engine != "interpreter")
             throw input_error("--engine must be 'kernel' or 'interpreter', given '" + o.engine + "'");
-        dsl::graph_signature sig;
-        bool has_weights = false;
-        if (!dsl::with_builtin_variant(o.variant, [&](const auto& g) {
-                sig = dsl::signature(g);
-                has_weights = dsl::has_attention_weights(g);
-            })) {
-            std::string known;
-            for (std::string_view v : runtime::variants()) known += (known.empty() ? "" : ", ") + std::string(v);
-            throw input_error("unknown variant '" + o.variant + "'; known: " + known);
-        }
+        const dsl::graph_signature sig = variant_signature(o.variant);
+        const bool has_weights = !attention_weights_of(o.variant).dims.empty();
         if (!o.attention_weights.empty() && !has_weights)
             throw input_error(o.variant + " has no attention weights to write (--attention-weights)");
         auto same_file = [](const std::string& a, const std::string& b) {
@@ -48,22 +40,7 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
         if (!o.attention_weights.empty() && same_file(o.attention_weights, o.output))
             throw input_error("--attention-weights and --output name the same file");
 
-        runtime::TensorMap inputs;
-        for (const std::string& arg : o.inputs) {
-            const auto eq = arg.find('=');
-            if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
-                throw input_error("--input must be NAME=FILE.npy, given '" + arg + "'");
-            const std::string name = arg.substr(0, eq), path = arg.substr(eq + 1);
-            const dsl::tensor_spec* spec = nullptr;
-            for (const auto& s : sig.inputs) spec = s.name == name ? &s : spec;
-            if (!spec) {
-                std::string names;
-                for (const auto& s : sig.inputs) names += (names.empty() ? "" : ", ") + s.name + s.shape_symbol();
-                throw input_error(o.variant + ": unexpected input '" + name + "'; it takes " + names);
-            }
-            if (inputs.count(name)) throw input_error("input '" + name + "' is given twice");
-            inputs.emplace(name, load_input(name, path, spec->dtype, err));
-        }
+        const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, err);
 
         Outputs result;
         if (o.engine == "kernel") {

@@ -2,6 +2,8 @@
 
 #include <attnforge/errors.hpp>
 
+#include <boost/hana/for_each.hpp>
+
 #include <cstring>
 #include <ostream>
 
@@ -52,6 +54,43 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
         return t;
     }
     throw input_error("input '" + name + "' (" + path + ") must be float32 '<f4', given " + dtype_text(a.dtype));
+}
+
+runtime::TensorMap load_inputs(const std::string& variant, const dsl::graph_signature& sig,
+                               const std::vector<std::string>& args, std::ostream& warnings) {
+    runtime::TensorMap inputs;
+    for (const std::string& arg : args) {
+        const auto eq = arg.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+            throw input_error("--input must be NAME=FILE.npy, given '" + arg + "'");
+        const std::string name = arg.substr(0, eq), path = arg.substr(eq + 1);
+        const dsl::tensor_spec* spec = nullptr;
+        for (const auto& s : sig.inputs) spec = s.name == name ? &s : spec;
+        if (!spec) {
+            std::string names;
+            for (const auto& s : sig.inputs) names += (names.empty() ? "" : ", ") + s.name + s.shape_symbol();
+            throw input_error(variant + ": unexpected input '" + name + "'; it takes " + names);
+        }
+        if (inputs.count(name)) throw input_error("input '" + name + "' is given twice");
+        inputs.emplace(name, load_input(name, path, spec->dtype, warnings));
+    }
+    return inputs;
+}
+
+dsl::graph_signature variant_signature(const std::string& name) {
+    dsl::graph_signature sig;
+    if (!dsl::with_builtin_variant(name, [&](const auto& g) { sig = dsl::signature(g); })) {
+        std::string known;
+        boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) { known += (known.empty() ? "" : ", ") + std::string(g.name.view()); });
+        throw input_error("unknown variant '" + name + "'; known: " + known);
+    }
+    return sig;
+}
+
+dsl::tensor_spec attention_weights_of(const std::string& name) {
+    dsl::tensor_spec spec;
+    dsl::with_builtin_variant(name, [&](const auto& g) { spec = dsl::attention_weights_spec(g); });
+    return spec;
 }
 
 }  // namespace attnforge::cli

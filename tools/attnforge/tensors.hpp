@@ -3,10 +3,12 @@
 
 #include <attnforge/interp/tensor.hpp>
 #include <attnforge/io/npy.hpp>
+#include <attnforge/dsl.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace attnforge::cli {
 
@@ -14,5 +16,15 @@ namespace attnforge::cli {
 // warning on `warnings`); masks accept |b1 or |u1 (nonzero = true). Throws input_error otherwise.
 runtime::Tensor load_input(const std::string& name, const std::string& path, dsl::element_type expected,
                            std::ostream& warnings);
+
+// Reads every `--input NAME=FILE.npy` of `variant` (signature `sig`): each name must be an input of
+// the variant, given once. Shapes are checked later, by the engine. Throws input_error.
+runtime::TensorMap load_inputs(const std::string& variant, const dsl::graph_signature& sig,
+                               const std::vector<std::string>& args, std::ostream& warnings);
+
+// The signature of built-in variant `name`; throws input_error naming the known variants if none.
+dsl::graph_signature variant_signature(const std::string& name);
+// Its attention weights (B, Hq, Lq, Lk) as a tensor spec; no dims when it has none.
+dsl::tensor_spec attention_weights_of(const std::string& name);
 
 }  // namespace attnforge::cli
