@@ -1,5 +1,10 @@
 # attnforge_add_kernels(LIST <file>... [TUNED_LINES <line>...] GENERATOR <target> RUNTIME <target>
-#                       REGISTRY_OUT <var> LIBRARIES_OUT <var>)
+#                       [VARIANTS_NAMESPACE <ns>] REGISTRY_OUT <var> INCLUDES_OUT <var> LIBRARIES_OUT <var>)
+#
+# The one function that turns kernel lists into kernels, here and in projects that use the installed
+# package (cmake/AttnforgeKernelLibrary.cmake). GENERATOR is an executable registering
+# ATTNFORGE_REGISTER_ATTENTION_GENERATOR for the list's variants, which live in namespace
+# VARIANTS_NAMESPACE (default attnforge::dsl::variants).
 #
 # Reads the kernel lists (generated/kernels.list, then generated/baselines.list where asked): one
 # add_halide_library per line, all on one shared Halide runtime; returns the registry entries (C++
@@ -14,8 +19,16 @@
 #                             per target with run-time dispatch to the first the CPU supports.
 #   ATTNFORGE_EMIT_STMT       also write Halide's statement (.stmt.html) and assembly (.s) files
 #                             next to each kernel, for inspection.
+if(NOT DEFINED ATTNFORGE_KERNEL_TARGETS)
+  set(ATTNFORGE_KERNEL_TARGETS host)
+endif()
+
 function(attnforge_add_kernels)
-  cmake_parse_arguments(ARG "" "GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT" "LIST;TUNED_LINES" ${ARGN})
+  cmake_parse_arguments(ARG "" "GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT;VARIANTS_NAMESPACE" "LIST;TUNED_LINES" ${ARGN})
+  if(NOT ARG_VARIANTS_NAMESPACE)
+    set(ARG_VARIANTS_NAMESPACE attnforge::dsl::variants)
+  endif()
+  set(ns "::${ARG_VARIANTS_NAMESPACE}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARG_LIST})
   set(lines "")
   foreach(list_file IN LISTS ARG_LIST)
@@ -125,10 +138,10 @@ function(attnforge_add_kernels)
     string(APPEND entries
       "    {\"${name}\", \"${variant}\", \"${result}\", \"${strategy}\", \"${sizes}\", \"${knob_text}\", \"${schedule}\",\n"
       "     &${target}_argv, &${target}_metadata,\n"
-      "     [] { return dsl::signature(dsl::variants::${variant}); },\n"
-      "     [] { return ${result}_spec(dsl::variants::${variant}); },\n"
-      "     [] { return dsl::attention_weights_spec(dsl::variants::${variant}); },\n"
-      "     [](const interp::TensorMap& in) { return interpret_${result}(dsl::variants::${variant}, in); }},\n")
+      "     [] { return dsl::signature(${ns}::${variant}); },\n"
+      "     [] { return ${result}_spec(${ns}::${variant}); },\n"
+      "     [] { return dsl::attention_weights_spec(${ns}::${variant}); },\n"
+      "     [](const interp::TensorMap& in) { return interpret_${result}(${ns}::${variant}, in); }},\n")
     list(APPEND libraries ${target})
   endforeach()
   set(${ARG_REGISTRY_OUT} "${entries}" PARENT_SCOPE)

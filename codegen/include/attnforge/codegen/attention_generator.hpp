@@ -1,0 +1,229 @@
+// The attnforge generator: lowers a DSL variant to Halide and schedules it. A class template over the
+// list of variants it can generate (a hana::tuple of graphs); register one per generator executable:
+//     ATTNFORGE_REGISTER_ATTENTION_GENERATOR(attnforge::dsl::builtin_variants)   (codegen/generators/)
+//     ATTNFORGE_REGISTER_ATTENTION_GENERATOR(my_project::variants)               (a downstream project)
+// It registers as the Halide generator `attnforge_attention`, the name attnforge_add_kernels calls.
+//
+// GeneratorParams
+//   variant      the name of a graph in the generator's list of variants
+//   result       "output" (the graph's output) or "attention_weights" (its softmax labelled
+//                "attention": (B, Hq, Lq, Lk))
+//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, vector_width
+//                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
+//   estimate_batch, estimate_heads, estimate_length
+//                the sizes an autoscheduler plans for (B = 1, H = 8, L = 1024 unless set)
+//
+// Built twice: into the generator executable (ahead of time, by CMake) and into attnforge-tune, which
+// compiles candidate schedules just in time from the same registered generator.
+//
+// Inputs and output are declared in configure() from the variant's signature: one buffer per input,
+// in the graph's input order, float32 for tensors and uint8 for masks; dimensions reversed from the
+// row-major shape (Halide's first dimension is the innermost).
+#pragma once
+
+#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/schedules/schedule.hpp>
+
+#include <Halide.h>
+
+#include <boost/hana/for_each.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace attnforge::codegen::generator_detail {
+
+using namespace Halide;
+namespace dsl = attnforge::dsl;
+namespace cg = attnforge::codegen;
+
+// Calls f(graph) for the variant of `Variants` named `name`; throws if there is none.
+template <const auto& Variants, class F>
+void with_variant(const std::string& name, F f) {
+    bool found = false;
+    boost::hana::for_each(Variants, [&](const auto& g) {
+        if (!found && g.name.view() == name) {
+            found = true;
+            f(g);
+        }
+    });
+    if (!found) throw std::invalid_argument("attnforge generator: no variant named '" + name + "' in its list");
+}
+
+// Size estimates for the autoschedulers and the generated metadata (GeneratorParams estimate_batch,
+// estimate_heads, estimate_length; by default B = 1, H = 8, every length 1024).
+struct Estimates {
+    int batch, heads, length;
+};
+
+inline Expr estimate_of(const dsl::dim_spec& dim, const Estimates& e) {
+    switch (dim.role) {
+        case dsl::dim_spec::axis::fixed: return static_cast<int>(dim.size);
+        case dsl::dim_spec::axis::batch: return e.batch;
+        case dsl::dim_spec::axis::heads: return e.heads;
+        default: return e.length;
+    }
+}
+
+inline Region estimates_of(const dsl::tensor_spec& spec, const Estimates& e) {
+    Region r;
+    for (auto d = spec.dims.rbegin(); d != spec.dims.rend(); ++d) r.emplace_back(0, estimate_of(*d, e));
+    return r;
+}
+
+inline bool batched(const dsl::tensor_spec& spec) {
+    return !spec.dims.empty() && spec.dims.front().role == dsl::dim_spec::axis::batch;
+}
+inline bool per_sequence(const dsl::tensor_spec& spec) {
+    for (const auto& d : spec.dims)
+        if (d.role == dsl::dim_spec::axis::sequence) return true;
+    return false;
+}
+
+template <const auto& Variants>
+class AttentionGenerator : public Generator<AttentionGenerator<Variants>> {
+public:
+    // Every knob's default is the one in schedules/knobs.hpp.
+    static inline const cg::Knobs defaults{};
+    GeneratorParam<std::string> variant{"variant", ""};
+    GeneratorParam<std::string> output_kind{"result", "output"};
+    GeneratorParam<std::string> strategy{"strategy", "materialized"};
+    GeneratorParam<int> q_block{"q_block", defaults.q_block};
+    GeneratorParam<int> k_block{"k_block", defaults.k_block};
+    GeneratorParam<int> q_unroll{"q_unroll", defaults.q_unroll};
+    GeneratorParam<int> k_unroll{"k_unroll", defaults.k_unroll};
+    GeneratorParam<int> pv_unroll{"pv_unroll", defaults.pv_unroll};
+    GeneratorParam<int> pv_key_block{"pv_key_block", defaults.pv_key_block};
+    GeneratorParam<int> proj_rows{"proj_rows", defaults.proj_rows};
+    GeneratorParam<int> proj_cols{"proj_cols", defaults.proj_cols};
+    GeneratorParam<int> vector_width{"vector_width", defaults.vector_width};
+    // Sizes the autoschedulers plan for (attnforge tune sets the tuned sizes).
+    GeneratorParam<int> estimate_batch{"estimate_batch", 1};
+    GeneratorParam<int> estimate_heads{"estimate_heads", 8};
+    GeneratorParam<int> estimate_length{"estimate_length", 1024};
+
+    void configure() {
+        with_variant<Variants>(variant, [&](const auto& g) {
+            signature_ = dsl::signature(g);
+            if (output_kind.value() == "attention_weights" && !dsl::has_attention_weights(g))
+                throw std::invalid_argument("attnforge generator: variant '" + variant.value() +
+                                            "' has no softmax labelled 'attention' to expose");
+            output_spec_ = output_kind.value() == "output" ? signature_.output : dsl::attention_weights_spec(g);
+        });
+        for (const auto& spec : signature_.inputs) {
+            const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8) : Float(32);
+            inputs_.push_back(this->template add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
+        }
+        output_ = this->template add_output<Buffer<>>(output_spec_.name, Float(32), static_cast<int>(output_spec_.dims.size()));
+    }
+
+    void generate() {
+        cg::LoweringContext ctx;
+        cg::PipelineOutput output;
+        ctx.knobs = knobs();
+        ctx.lanes = cg::vector_lanes(ctx.knobs, this->get_target());
+        bind_inputs(ctx);
+        with_variant<Variants>(variant, [&](const auto& g) {
+            cg::Lowered result;
+            if (output_kind.value() == "output") {
+                result = cg::Lower::node(g.output, ctx);
+            } else {
+                auto found = dsl::find_softmax<"attention">(g);
+                if constexpr (decltype(boost::hana::is_just(found))::value) result = cg::Lower::node(found.value(), ctx);
+            }
+            define_output(result);
+            output.result = result.func;
+        });
+        output.func = *output_;
+        output.same_indices = batched(output_spec_);
+        cg::apply_schedule(ctx.roles, output, ctx.knobs, this->get_target());
+    }
+
+private:
+    Estimates estimates() const { return {estimate_batch, estimate_heads, estimate_length}; }
+
+    cg::Knobs knobs() const {
+        cg::Knobs k;
+        k.strategy = cg::parse_strategy(strategy);
+        k.q_block = q_block;
+        k.k_block = k_block;
+        k.q_unroll = q_unroll;
+        k.k_unroll = k_unroll;
+        k.pv_unroll = pv_unroll;
+        k.pv_key_block = pv_key_block;
+        k.proj_rows = proj_rows;
+        k.proj_cols = proj_cols;
+        k.vector_width = vector_width;
+        return k;
+    }
+
+    // Wraps every input buffer in a Func with the lowering's index order, adding a batch index to
+    // unbatched activations; sets every estimate and static extent.
+    void bind_inputs(cg::LoweringContext& ctx) {
+        for (std::size_t n = 0; n < inputs_.size(); ++n) {
+            const dsl::tensor_spec& spec = signature_.inputs[n];
+            GeneratorInput<Buffer<>>& in = *inputs_[n];
+            const int rank = static_cast<int>(spec.dims.size());
+            std::vector<Expr> extents;
+            for (int d = 0; d < rank; ++d) extents.push_back(in.dim(d).extent());  // innermost first
+            in.set_estimates(estimates_of(spec, estimates()));
+            constrain_static_extents(in, spec);
+            Func f(spec.name + "_in");
+            std::vector<Var> vars;
+            for (int d = 0; d < rank; ++d) vars.emplace_back("d" + std::to_string(d));
+            if (!batched(spec) && per_sequence(spec)) {
+                Var b("b");
+                std::vector<Var> with_batch = vars;
+                with_batch.push_back(b);
+                f(with_batch) = in(vars);
+                extents.push_back(Expr(1));
+            } else {
+                f(vars) = in(vars);
+            }
+            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents, true});
+        }
+    }
+
+    // Static sizes (widths, static head counts) become constants of the pipeline: the buffers must
+    // have them (checked by the generated code), and the schedule can unroll over them.
+    template <class B>
+    static void constrain_static_extents(B& buffer, const dsl::tensor_spec& spec) {
+        const int rank = static_cast<int>(spec.dims.size());
+        for (int d = 0; d < rank; ++d) {
+            const auto& dim = spec.dims[static_cast<std::size_t>(d)];
+            if (dim.role == dsl::dim_spec::axis::fixed) buffer.dim(rank - 1 - d).set_bounds(0, static_cast<int>(dim.size));
+            // Every buffer starts at index 0 (the runtime API passes whole tensors): query tiles of the
+            // schedule then line up with the query tiles of the algorithm (q = qt·q_block + qi), so a
+            // task computes exactly one tile.
+            else buffer.dim(rank - 1 - d).set_min(0);
+        }
+    }
+
+    // output(...) = result(...), dropping the batch index of unbatched graphs.
+    void define_output(const cg::Lowered& result) {
+        const int rank = static_cast<int>(output_spec_.dims.size());
+        std::vector<Var> vars;
+        for (int d = 0; d < rank; ++d) vars.emplace_back("o" + std::to_string(d));
+        std::vector<Expr> args(vars.begin(), vars.end());
+        if (!batched(output_spec_)) args.push_back(0);
+        Func f = *output_;
+        f(vars) = result.func(args);
+        output_->set_estimates(estimates_of(output_spec_, estimates()));
+        constrain_static_extents(*output_, output_spec_);
+    }
+
+    dsl::graph_signature signature_;
+    dsl::tensor_spec output_spec_;
+    std::vector<GeneratorInput<Buffer<>>*> inputs_;
+    GeneratorOutput<Buffer<>>* output_ = nullptr;
+};
+
+}  // namespace attnforge::codegen::generator_detail
+
+// Registers the generator `attnforge_attention` for the graphs of VARIANTS (a constexpr hana::tuple
+// with static storage), once per generator executable.
+#define ATTNFORGE_REGISTER_ATTENTION_GENERATOR(VARIANTS)                                                  \
+    namespace attnforge_registered_generator {                                                            \
+    using Generator = ::attnforge::codegen::generator_detail::AttentionGenerator<VARIANTS>;             \
+    }                                                                                                     \
+    HALIDE_REGISTER_GENERATOR(attnforge_registered_generator::Generator, attnforge_attention)
