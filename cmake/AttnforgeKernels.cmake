@@ -11,7 +11,9 @@
 # initializers, in list order) and the kernel library targets. TUNED_LINES (cmake/AttnforgeTuning.cmake,
 # from tuning records) go before the first line of their variant and result, so that the rule prefers
 # them in their size bucket; their "@record=<id>" field names the record. The strategies `adams2019`,
-# `mullapudi2016` and `li2018` run the unscheduled pipeline through that Halide autoscheduler.
+# `mullapudi2016` and `li2018` run the unscheduled pipeline through that Halide autoscheduler. A line
+# with the knob `block_mask=1` (streaming, a graph with run-time masks) also gets its pre-pass
+# kernel, <name>__block_ranges, which the runtime calls first (codegen/runtime/src/run.cpp).
 #
 # Options:
 #   ATTNFORGE_KERNEL_TARGETS  Halide target(s) for every kernel. "host" (default) is the build machine;
@@ -133,11 +135,27 @@ function(attnforge_add_kernels)
       PARAMS variant=${variant} result=${result} ${params} ${knobs}
       USE_RUNTIME ${ARG_RUNTIME}
       ${extra})
+    set(prepass "nullptr, nullptr")
+    if("block_mask=1" IN_LIST knobs)
+      # The pre-pass: the same query and key blocks (knobs), the ranges of live key blocks as output.
+      set(prepass_knobs ${knobs})
+      list(REMOVE_ITEM prepass_knobs "block_mask=1")
+      add_halide_library(${target}__block_ranges
+        FROM ${ARG_GENERATOR}
+        GENERATOR attnforge_attention
+        FUNCTION_NAME ${target}__block_ranges
+        TARGETS ${ATTNFORGE_KERNEL_TARGETS}
+        PARAMS variant=${variant} result=block_ranges strategy=streaming ${prepass_knobs}
+        USE_RUNTIME ${ARG_RUNTIME})
+      string(APPEND includes "#include <${target}__block_ranges.h>\n")
+      list(APPEND libraries ${target}__block_ranges)
+      set(prepass "&${target}__block_ranges_argv, &${target}__block_ranges_metadata")
+    endif()
     list(JOIN knobs " " knob_text)
     string(APPEND includes "#include <${target}.h>\n")
     string(APPEND entries
       "    {\"${name}\", \"${variant}\", \"${result}\", \"${strategy}\", \"${sizes}\", \"${knob_text}\", \"${schedule}\",\n"
-      "     &${target}_argv, &${target}_metadata,\n"
+      "     &${target}_argv, &${target}_metadata, ${prepass},\n"
       "     [] { return dsl::signature(${ns}::${variant}); },\n"
       "     [] { return ${result}_spec(${ns}::${variant}); },\n"
       "     [] { return dsl::attention_weights_spec(${ns}::${variant}); },\n"

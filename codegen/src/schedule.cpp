@@ -200,6 +200,19 @@ void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, in
 
 }  // namespace
 
+void schedule_live_key_blocks(const LiveKeyBlocks& live, Func out, int lanes) {
+    const std::vector<Var> o = out.args();  // (i, qt, h, b)
+    Var hb("hb"), tile("tile");
+    out.compute_root().fuse(o[2], o[3], hb).fuse(o[1], hb, tile).parallel(tile);
+    // Per (qt, h, b): its blocks, then its range over them.
+    Func blocks = live.blocks, rows = live.rows, ranges = live.ranges;
+    ranges.compute_at(out, tile);
+    blocks.compute_at(out, tile);
+    const std::vector<Var> r = rows.args();  // (q, kb, h, b)
+    rows.compute_at(out, tile).vectorize(r[0], lanes, TailStrategy::RoundUp);
+    rows.update().reorder(r[0], rows.rvars(0).at(0), r[1]).vectorize(r[0], lanes, TailStrategy::RoundUp);
+}
+
 int vector_lanes(const Knobs& knobs, const Halide::Target& target) {
     return knobs.vector_width > 0 ? knobs.vector_width : target.natural_vector_size<float>();
 }

@@ -177,22 +177,51 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
     buffers.back() = describe(out.f32.data(), out.dtype, out.shape, dims.back());
     args.push_back(&buffers.back());
 
-    int status;
-    if (options.threads > 0) {
-        // Halide's thread pool is per process: a per-call count holds the lock for the call.
-        std::lock_guard lock(thread_count_mutex);
-        const int previous = halide_set_num_threads(options.threads);
-        status = k.argv(args.data());
-        halide_set_num_threads(previous);
-    } else {
-        status = k.argv(args.data());
+    auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
+        int status;
+        if (options.threads > 0) {
+            // Halide's thread pool is per process: a per-call count holds the lock for the call.
+            std::lock_guard lock(thread_count_mutex);
+            const int previous = halide_set_num_threads(options.threads);
+            status = entry(call_args);
+            halide_set_num_threads(previous);
+        } else {
+            status = entry(call_args);
+        }
+        if (status != 0) {
+            std::string message = std::exchange(last_halide_error, {});
+            while (!message.empty() && message.back() == '\n') message.pop_back();
+            throw std::runtime_error("kernel " + std::string(k.name) + what + " failed with Halide error " +
+                                     std::to_string(status) + (message.empty() ? "" : ": " + message));
+        }
+    };
+
+    // A block_mask kernel takes one more input, the ranges of live key blocks per query tile, made by
+    // its pre-pass from the same inputs. Its size is the kernel's to say: Halide's bounds query (a
+    // buffer without memory) returns the region the kernel reads.
+    std::vector<std::int32_t> ranges;
+    halide_dimension_t ranges_dims[4] = {};
+    halide_buffer_t ranges_buffer{};
+    if (k.prepass_argv) {
+        ranges_buffer.type = halide_type_t(halide_type_int, 32);
+        ranges_buffer.dimensions = 4;
+        ranges_buffer.dim = ranges_dims;
+        std::vector<void*> query = args;
+        query.insert(query.end() - 1, &ranges_buffer);
+        invoke(k.argv, query.data(), " (bounds query)");
+        std::int32_t stride = 1;
+        for (halide_dimension_t& d : ranges_dims) {
+            d.stride = stride;
+            stride *= d.extent;
+        }
+        ranges.resize(static_cast<std::size_t>(stride));
+        ranges_buffer.host = reinterpret_cast<std::uint8_t*>(ranges.data());
+        std::vector<void*> prepass(args.begin(), args.end() - 1);
+        prepass.push_back(&ranges_buffer);
+        invoke(k.prepass_argv, prepass.data(), " (pre-pass)");
+        args.insert(args.end() - 1, &ranges_buffer);
     }
-    if (status != 0) {
-        std::string message = std::exchange(last_halide_error, {});
-        while (!message.empty() && message.back() == '\n') message.pop_back();
-        throw std::runtime_error("kernel " + std::string(k.name) + " failed with Halide error " + std::to_string(status) +
-                                 (message.empty() ? "" : ": " + message));
-    }
+    invoke(k.argv, args.data(), "");
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 //
 // GeneratorParams
 //   variant      the name of a graph in the generator's list of variants
-//   result       "output" (the graph's output) or "attention_weights" (its softmax labelled
-//                "attention": (B, Hq, Lq, Lk))
+//   result       "output" (the graph's output), "attention_weights" (its softmax labelled
+//                "attention": (B, Hq, Lq, Lk)) or "block_ranges" (the pre-pass of a block_mask kernel:
+//                (B, H or 1, ceil(Lq / q_block), 2) int32, each query tile's first and last live key block)
+//   block_mask   streaming output kernels of graphs with run-time masks: take the pre-pass's block
+//                ranges as one more input, `block_ranges`, and visit only those key blocks
 //   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, vector_width
 //                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
 //   estimate_batch, estimate_heads, estimate_length
@@ -88,6 +91,7 @@ public:
     GeneratorParam<std::string> variant{"variant", ""};
     GeneratorParam<std::string> output_kind{"result", "output"};
     GeneratorParam<std::string> strategy{"strategy", "materialized"};
+    GeneratorParam<int> block_mask{"block_mask", 0};  // 1: take the pre-pass's block ranges
     GeneratorParam<int> q_block{"q_block", defaults.q_block};
     GeneratorParam<int> k_block{"k_block", defaults.k_block};
     GeneratorParam<int> q_unroll{"q_unroll", defaults.q_unroll};
@@ -110,11 +114,17 @@ public:
                                             "' has no softmax labelled 'attention' to expose");
             output_spec_ = output_kind.value() == "output" ? signature_.output : dsl::attention_weights_spec(g);
         });
+        if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
+            throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
         for (const auto& spec : signature_.inputs) {
             const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8) : Float(32);
             inputs_.push_back(this->template add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
         }
-        output_ = this->template add_output<Buffer<>>(output_spec_.name, Float(32), static_cast<int>(output_spec_.dims.size()));
+        if (block_mask) block_ranges_ = this->template add_input<Buffer<int32_t, 4>>("block_ranges");
+        if (output_kind.value() == "block_ranges")
+            ranges_ = this->template add_output<Buffer<int32_t, 4>>("block_ranges");
+        else
+            output_ = this->template add_output<Buffer<>>(output_spec_.name, Float(32), static_cast<int>(output_spec_.dims.size()));
     }
 
     void generate() {
@@ -123,6 +133,11 @@ public:
         ctx.knobs = knobs();
         ctx.lanes = cg::vector_lanes(ctx.knobs, this->get_target());
         bind_inputs(ctx);
+        if (output_kind.value() == "block_ranges") return generate_block_ranges(ctx);
+        if (block_mask) {
+            GeneratorInput<Buffer<int32_t, 4>>* in = block_ranges_;
+            ctx.block_ranges = [in](Expr i, Expr qt, Expr h, Expr b) { return (*in)(i, qt, h, b); };
+        }
         with_variant<Variants>(variant, [&](const auto& g) {
             cg::Lowered result;
             if (output_kind.value() == "output") {
@@ -140,6 +155,29 @@ public:
     }
 
 private:
+    // The pre-pass: the graph lowered (nothing of it is computed but its run-time masks), then the
+    // block ranges of the one attention core that has run-time masks.
+    void generate_block_ranges(cg::LoweringContext& ctx) {
+        ctx.knobs.strategy = cg::Strategy::streaming;
+        with_variant<Variants>(variant, [&](const auto& g) { cg::Lower::node(g.output, ctx); });
+        const cg::AttentionCore* masked = nullptr;
+        for (const auto& core : ctx.roles.cores)
+            if (!core.keeps.empty()) {
+                if (masked) throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() +
+                                                        "' has more than one attention with run-time masks");
+                masked = &core;
+            }
+        if (!masked)
+            throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() + "' has no run-time mask");
+        const cg::LiveKeyBlocks live = cg::detail::live_key_blocks(*masked, ctx.knobs);
+        Var i("i"), qt("qt"), h("h"), b("b");
+        Func out = *ranges_;
+        out(i, qt, h, b) = live.ranges(i, qt, h, b);
+        ranges_->dim(0).set_bounds(0, 2);
+        ranges_->set_estimates({{0, 2}, {0, estimate_length / ctx.knobs.q_block}, {0, 1}, {0, estimate_batch}});
+        cg::schedule_live_key_blocks(live, out, ctx.lanes);
+    }
+
     Estimates estimates() const { return {estimate_batch, estimate_heads, estimate_length}; }
 
     cg::Knobs knobs() const {
@@ -215,6 +253,8 @@ private:
     dsl::graph_signature signature_;
     dsl::tensor_spec output_spec_;
     std::vector<GeneratorInput<Buffer<>>*> inputs_;
+    GeneratorInput<Buffer<int32_t, 4>>* block_ranges_ = nullptr;
+    GeneratorOutput<Buffer<int32_t, 4>>* ranges_ = nullptr;
     GeneratorOutput<Buffer<>>* output_ = nullptr;
 };
 

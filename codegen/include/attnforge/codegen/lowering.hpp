@@ -12,6 +12,7 @@
 
 #include <Halide.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,7 +57,25 @@ struct AttentionCore {
     // [key_begin(q), key_end(q)); undefined Exprs mean every key.
     Halide::Expr key_begin_offset;  // key_begin(q) = max(0, q + offset)
     bool causal_like = false;       // key_end(q) = q + 1
+    // Masks known only at run time (predicates other than the bands, key padding, boolean masks):
+    // keep(k, q, h, b) of each, true = the pair takes part. From them a pre-pass kernel computes each
+    // query tile's first and last live key block (live_key_blocks), and the streaming strategy visits
+    // only that range (the block mask FlexAttention builds with create_block_mask).
+    std::vector<Halide::Func> keeps;
+    bool keeps_use_heads = false;  // some keep reads h: ranges per head, else per batch entry
 };
+
+// The pre-pass's Funcs (lower/attention.hpp, live_key_blocks): per query and key block whether any
+// pair is kept, (q, kb, h, b); per query tile and key block, (kb, qt, h, b); each tile's range of live
+// blocks, (i, qt, h, b).
+struct LiveKeyBlocks {
+    Halide::Func rows, blocks, ranges;
+};
+
+// Reads the pre-pass's block ranges (i, qt, h, b), i = 0: first live key block, 1: last, straight from
+// the kernel's input buffer: Halide lifts a reduction's condition into loop bounds only when it reads
+// inputs, never Funcs, and only lifted bounds keep the skipped blocks from being computed at all.
+using BlockRangeRead = std::function<Halide::Expr(Halide::Expr i, Halide::Expr qt, Halide::Expr h, Halide::Expr b)>;
 
 // A row-wise operation: its output (d, l, b) and per-row statistics (l, b) computed for it.
 struct RowOperation {
@@ -82,6 +101,11 @@ public:
     int lanes = 16;  // the schedule's vector width (vector_lanes): K is packed in panels of k_unroll·lanes keys
     Roles roles;
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once
+    BlockRangeRead block_ranges;  // set when the kernel takes the pre-pass's ranges (knob block_mask)
+
+    // The run-time masks lowered since the last softmax took them (AttentionCore::keeps).
+    std::vector<Halide::Func> pending_keeps;
+    bool pending_keeps_use_heads = false;
 
     std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }
 

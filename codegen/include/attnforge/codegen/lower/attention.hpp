@@ -9,6 +9,8 @@
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
+#include <utility>
+
 namespace attnforge::codegen {
 
 namespace detail {
@@ -53,6 +55,35 @@ inline Halide::Expr value_column(const Halide::Var& e, int head_width) {
     return head_width % 64 == 0 ? Halide::Expr(e) : Halide::clamp(e, 0, head_width - 1);
 }
 
+// The pre-pass of block_mask kernels: for each query tile qt (q_block queries) the first and the last
+// key block (k_block keys) holding a pair that every run-time mask keeps, ranges(i, qt, h, b) with
+// i = 0 first, 1 last (first > last: none, the tile's rows are all masked); h is 0 when no mask reads
+// it. Reduced in three steps: over each block's keys per query (vectorized along queries), over the
+// tile's queries, then over the blocks.
+inline LiveKeyBlocks live_key_blocks(const AttentionCore& core, const Knobs& knobs) {
+    using Halide::Expr;
+    const int Kb = knobs.k_block, Qb = knobs.q_block;
+    const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
+    Halide::Var q("q"), kb("kb"), qt("qt"), h("h"), b("b"), i("i");
+    LiveKeyBlocks live{Halide::Func("live_rows"), Halide::Func("live_blocks"), Halide::Func("block_ranges")};
+    Halide::RDom rk(0, Kb, "rk");
+    const Expr key = kb * Kb + rk;
+    Expr kept = key < Lk && q < Lq;
+    for (const Halide::Func& keep : core.keeps) kept = kept && keep(key, q, h, b);
+    live.rows(q, kb, h, b) = Halide::cast<uint8_t>(0);
+    live.rows(q, kb, h, b) = Halide::max(live.rows(q, kb, h, b), Halide::cast<uint8_t>(kept));
+    Halide::RDom rq(0, Qb, "rq");
+    live.blocks(kb, qt, h, b) = Halide::cast<uint8_t>(0);
+    live.blocks(kb, qt, h, b) = Halide::max(live.blocks(kb, qt, h, b), live.rows(qt * Qb + rq, kb, h, b));
+    const Expr count = (Lk + Kb - 1) / Kb;
+    Halide::RDom rb(0, count, "rb");
+    const Expr is_live = live.blocks(rb, qt, h, b) != 0;
+    live.ranges(i, qt, h, b) = Halide::select(i == 0, count, -1);
+    live.ranges(i, qt, h, b) = Halide::select(i == 0, Halide::min(live.ranges(i, qt, h, b), Halide::select(is_live, rb, count)),
+                                              Halide::max(live.ranges(i, qt, h, b), Halide::select(is_live, rb, -1)));
+    return live;
+}
+
 // Online softmax over key blocks (the streaming strategy). Each block is normalized by its own max,
 // then merged into the running state: m' = max(m, m_b), l' = l·e^(m-m') + l_b·e^(m_b-m'),
 // acc' = acc·e^(m-m') + acc_b·e^(m_b-m'); the output is acc / l (0 when l = 0: every key masked).
@@ -88,10 +119,16 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     core.block_weighted(e, qi, qt, h, b, kb) +=
         core.block_exps(rk, qi, qt, h, b, kb) * core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
 
-    // The merge over blocks, restricted to the blocks the tile's key band reaches.
+    // The merge over blocks, restricted to the blocks the tile's key band reaches, and to the range of
+    // live blocks the pre-pass found (block_mask).
     Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
     if (core.causal_like) rb.where(rb * Kb <= qt * Qb + (Qb - 1));
     if (core.key_begin_offset.defined()) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + core.key_begin_offset);
+    if (ctx.block_ranges && !core.keeps.empty()) {
+        const Expr hh = core.keeps_use_heads ? Expr(h) : Expr(0);
+        rb.where(rb >= ctx.block_ranges(0, qt, hh, b));
+        rb.where(rb <= ctx.block_ranges(1, qt, hh, b));
+    }
     core.state = Halide::Func(name + "_state");
     core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
     const Expr m_old = core.state(e, qi, qt, h, b)[0];
@@ -156,6 +193,8 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     const LoweringContext::Band block_band = ctx.band;
     ctx.band = {};
     AttentionCore core;
+    core.keeps = std::exchange(ctx.pending_keeps, {});
+    core.keeps_use_heads = std::exchange(ctx.pending_keeps_use_heads, false);
     const std::string name = ctx.name("softmax");
     Halide::Var k("k"), q("q"), h("h"), b("b");
     Halide::RDom r(0, s.extents[0], "r");

@@ -31,6 +31,16 @@ Lowered Lower::impl(const dsl::mask_node<S, Spec>& n, LoweringContext& ctx) {
     }
     Halide::Func f(ctx.name("mask"));
     f(k, q, h, b) = ieee(Halide::select(keep, s.func(k, q, h, b), minus_infinity()));
+    // Bands (causal, sliding window) are skipped by loop bounds known when generating; any other mask
+    // can be skipped by block ranges computed at run time (AttentionCore::keeps).
+    constexpr bool band = std::is_same_v<Spec, dsl::causal_mask> || requires { n.spec.window; };
+    if constexpr (!band) {
+        Halide::Func kept(ctx.name("mask_keep"));
+        kept(k, q, h, b) = keep;
+        ctx.pending_keeps.push_back(kept);
+        if constexpr (requires { n.spec.expr; })
+            ctx.pending_keeps_use_heads |= dsl::ex::checks<decltype(n.spec.expr)>::template uses<dsl::ex::var_id::h>;
+    }
     return {f, s.extents};
 }
 

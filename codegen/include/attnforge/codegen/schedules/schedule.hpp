@@ -22,4 +22,8 @@ struct PipelineOutput {
 void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knobs& knobs,
                     const Halide::Target& target);
 
+// The pre-pass of block_mask kernels, computed into `out` (i, qt, h, b): tiles in parallel, each
+// tile's rows reduced along vectors of queries.
+void schedule_live_key_blocks(const LiveKeyBlocks& live, Halide::Func out, int lanes);
+
 }  // namespace attnforge::codegen

@@ -23,6 +23,10 @@ struct KernelEntry {
     std::string_view schedule;    // "default" (generated/kernels.list) or "tuned, record <id>" (tuning records)
     int (*argv)(void**);                           // Halide's argv entry point: inputs in order, then output
     const halide_filter_metadata_t* (*metadata)();
+    // block_mask kernels (knob block_mask=1): their pre-pass, which computes from the same inputs the
+    // ranges of live key blocks the kernel takes as its last input; null otherwise.
+    int (*prepass_argv)(void**);
+    const halide_filter_metadata_t* (*prepass_metadata)();
     dsl::graph_signature (*signature)();           // the variant's inputs and output
     dsl::tensor_spec (*result_spec)();             // what this kernel writes
     dsl::tensor_spec (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
