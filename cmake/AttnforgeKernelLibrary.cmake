@@ -14,7 +14,9 @@
 # Link <name> into one program or shared library: it carries the registry, which the runtime API reads.
 include_guard(GLOBAL)
 include(AttnforgeKernels)
-set(_attnforge_registry_template "${CMAKE_CURRENT_LIST_DIR}/registry.cpp.in")
+if(NOT DEFINED _attnforge_registry_template)  # attnforge's own build sets it to the source tree's
+  set(_attnforge_registry_template "${CMAKE_CURRENT_LIST_DIR}/registry.cpp.in")
+endif()
 
 function(attnforge_add_kernel_library name)
   cmake_parse_arguments(ARG "" "VARIANTS_HEADER;VARIANTS_NAMESPACE" "GENERATOR_SOURCES;LIST" ${ARGN})
