@@ -154,6 +154,10 @@ BOOST_AUTO_TEST_CASE(the_kernel_lists_rule_gives_the_default) {
     BOOST_TEST(tune::rule_choice(lines, "sdpa", "output", 2048)->strategy == "materialized");
     BOOST_TEST(tune::rule_choice(lines, "sdpa", "output", 16384)->strategy == "streaming");
     BOOST_TEST(!tune::rule_choice(lines, "no_such_variant", "output", 16).has_value());
+    // A block-mask kernel's default is tuned without its pre-pass: block_mask is not a knob here.
+    const auto documents = tune::rule_choice(lines, "document_attention", "output", 2048);
+    BOOST_TEST(documents->strategy == "streaming");
+    BOOST_TEST(!documents->knobs.count("block_mask"));
 }
 
 BOOST_AUTO_TEST_CASE(problems_check_their_sizes) {
