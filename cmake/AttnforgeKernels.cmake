@@ -57,6 +57,12 @@ function(attnforge_add_kernels)
         list(GET tuned_fields 0 tv)
         list(GET tuned_fields 1 tr)
         if(tv STREQUAL v AND tr STREQUAL r AND NOT index IN_LIST placed)
+          # The tuner tunes without the block-mask pre-pass (its candidates do not take it): a tuned
+          # streaming kernel of a variant whose list gives it one keeps it.
+          list(GET tuned_fields 2 ts)
+          if(ts STREQUAL "streaming" AND " ${stripped} " MATCHES " block_mask=1 ")
+            string(APPEND tuned " block_mask=1")
+          endif()
           list(APPEND merged "${tuned}")
           list(APPEND placed ${index})
         endif()
