@@ -14,9 +14,6 @@
 # Link <name> into one program or shared library: it carries the registry, which the runtime API reads.
 include_guard(GLOBAL)
 include(AttnforgeKernels)
-if(NOT DEFINED _attnforge_registry_template)  # attnforge's own build sets it to the source tree's
-  set(_attnforge_registry_template "${CMAKE_CURRENT_LIST_DIR}/registry.cpp.in")
-endif()
 
 function(attnforge_add_kernel_library name)
   cmake_parse_arguments(ARG "" "VARIANTS_HEADER;VARIANTS_NAMESPACE" "GENERATOR_SOURCES;LIST" ${ARGN})
@@ -37,7 +34,13 @@ function(attnforge_add_kernel_library name)
     LIBRARIES_OUT kernels)
   cmake_path(ABSOLUTE_PATH ARG_VARIANTS_HEADER BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} OUTPUT_VARIABLE header)
   set(ATTNFORGE_VARIANTS_INCLUDE "#include \"${header}\"")
-  configure_file(${_attnforge_registry_template} ${CMAKE_CURRENT_BINARY_DIR}/${name}_registry.cpp @ONLY)
+  # The registry's template: next to this file when installed; attnforge's own build points
+  # _attnforge_registry_template at the source tree's.
+  set(template "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/registry.cpp.in")
+  if(_attnforge_registry_template)
+    set(template "${_attnforge_registry_template}")
+  endif()
+  configure_file(${template} ${CMAKE_CURRENT_BINARY_DIR}/${name}_registry.cpp @ONLY)
   # The registry as objects linked straight into each consumer: the runtime API (a static library
   # after it on the link line) calls into it.
   add_library(${name}_registry OBJECT ${CMAKE_CURRENT_BINARY_DIR}/${name}_registry.cpp)

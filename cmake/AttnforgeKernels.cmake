@@ -21,16 +21,15 @@
 #                             per target with run-time dispatch to the first the CPU supports.
 #   ATTNFORGE_EMIT_STMT       also write Halide's statement (.stmt.html) and assembly (.s) files
 #                             next to each kernel, for inspection.
-if(NOT DEFINED ATTNFORGE_KERNEL_TARGETS)
-  set(ATTNFORGE_KERNEL_TARGETS host)
-endif()
-
 function(attnforge_add_kernels)
   cmake_parse_arguments(ARG "" "GENERATOR;RUNTIME;REGISTRY_OUT;INCLUDES_OUT;LIBRARIES_OUT;VARIANTS_NAMESPACE" "LIST;TUNED_LINES" ${ARGN})
   if(NOT ARG_VARIANTS_NAMESPACE)
     set(ARG_VARIANTS_NAMESPACE attnforge::dsl::variants)
   endif()
   set(ns "::${ARG_VARIANTS_NAMESPACE}")
+  if(NOT ATTNFORGE_KERNEL_TARGETS)  # a project of its own: the build machine, as attnforge's default
+    set(ATTNFORGE_KERNEL_TARGETS host)
+  endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARG_LIST})
   set(lines "")
   foreach(list_file IN LISTS ARG_LIST)
@@ -41,6 +40,21 @@ function(attnforge_add_kernels)
     endif()
     file(STRINGS ${list_file} list_lines)
     list(APPEND lines ${list_lines})
+  endforeach()
+  # (variant, result) pairs whose streaming kernel has the block-mask pre-pass: a tuned streaming
+  # kernel of theirs keeps it (the tuner tunes without it: its candidates do not take the extra input).
+  set(block_masked "")
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" stripped)
+    if(NOT stripped MATCHES "^#" AND " ${stripped} " MATCHES " block_mask=1 ")
+      separate_arguments(fields UNIX_COMMAND "${stripped}")
+      list(GET fields 0 v)
+      list(GET fields 1 r)
+      list(GET fields 2 st)
+      if(st STREQUAL "streaming")
+        list(APPEND block_masked "${v}/${r}")
+      endif()
+    endif()
   endforeach()
   # Tuned lines first for their (variant, result).
   set(merged "")
@@ -57,10 +71,8 @@ function(attnforge_add_kernels)
         list(GET tuned_fields 0 tv)
         list(GET tuned_fields 1 tr)
         if(tv STREQUAL v AND tr STREQUAL r AND NOT index IN_LIST placed)
-          # The tuner tunes without the block-mask pre-pass (its candidates do not take it): a tuned
-          # streaming kernel of a variant whose list gives it one keeps it.
           list(GET tuned_fields 2 ts)
-          if(ts STREQUAL "streaming" AND " ${stripped} " MATCHES " block_mask=1 ")
+          if(ts STREQUAL "streaming" AND "${v}/${r}" IN_LIST block_masked)
             string(APPEND tuned " block_mask=1")
           endif()
           list(APPEND merged "${tuned}")

@@ -118,8 +118,11 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
                 const bool masked = std::all_of(row, row + Lk, [](float v) { return v == 0.0f; });
                 std::vector<std::int64_t> order(static_cast<std::size_t>(Lk));
                 std::iota(order.begin(), order.end(), 0);
-                std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
-                                  [&](std::int64_t a, std::int64_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+                // A strict weak order even with NaN weights (a NaN input gives NaN rows): NaN ranks last.
+                auto weight = [&](std::int64_t j) { return std::isnan(row[j]) ? -INFINITY : row[j]; };
+                std::partial_sort(order.begin(), order.begin() + top_k, order.end(), [&](std::int64_t a, std::int64_t b) {
+                    return weight(a) > weight(b) || (weight(a) == weight(b) && a < b);
+                });
                 // Only keys that take part: a masked key (weight 0) is never "top".
                 std::int64_t k = 0;
                 while (k < top_k && row[order[static_cast<std::size_t>(k)]] > 0) ++k;

@@ -214,6 +214,8 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
             d.stride = stride;
             stride *= d.extent;
         }
+        if (stride <= 0)  // cannot happen for a non-empty output (checked above); never call with no memory
+            throw std::runtime_error("kernel " + std::string(k.name) + ": the bounds query gave no block ranges to compute");
         ranges.resize(static_cast<std::size_t>(stride));
         ranges_buffer.host = reinterpret_cast<std::uint8_t*>(ranges.data());
         std::vector<void*> prepass(args.begin(), args.end() - 1);

@@ -4,6 +4,7 @@
 // always real division, as in the interpreter.
 #pragma once
 
+#include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lowering.hpp>
 #include <attnforge/dsl/expr.hpp>
 
@@ -18,9 +19,18 @@ namespace attnforge::codegen {
 
 struct HalideBackend {
     const std::map<std::string, Lowered, std::less<>>* inputs;  // what reads (ex::read) read
+    Halide::Type real_type = Halide::Float(32);  // of real arithmetic; float64 inside a read's indices
 
-    // An input at row-major indices: each rounded down and clamped to its axis, as in the interpreter
-    // (a NaN index converts to INT_MIN, clamped to 0: the interpreter reads 0 too).
+    // The backend a read's index expressions are evaluated with: real arithmetic in float64, as the
+    // interpreter's, so that flooring a fractional index (q_idx * 0.7) picks the same element.
+    HalideBackend indices() const {
+        HalideBackend b = *this;
+        b.real_type = Halide::Float(64);
+        return b;
+    }
+
+    // An input at row-major indices: each rounded down and clamped to its axis before it becomes an
+    // integer, as in the interpreter (±inf clamp to the ends, NaN reads index 0, in both).
     template <class In, class... V>
     Halide::Expr read(In, V... index) const {
         const Lowered& in = inputs->find(In::name.view())->second;
@@ -29,8 +39,14 @@ struct HalideBackend {
         std::vector<Halide::Expr> args;  // innermost first
         for (int r = n - 1; r >= 0; --r) {
             Halide::Expr i = given[static_cast<std::size_t>(r)];
-            if (i.type().is_float()) i = Halide::cast<int>(Halide::floor(i));
-            args.push_back(Halide::clamp(i, 0, in.extents[static_cast<std::size_t>(n - 1 - r)] - 1));
+            const Halide::Expr last = in.extents[static_cast<std::size_t>(n - 1 - r)] - 1;
+            if (i.type().is_float()) {
+                const Halide::Type t = i.type();
+                const Halide::Expr f = Halide::floor(i);
+                i = Halide::cast<int>(ieee(Halide::select(Halide::is_nan(f), Halide::cast(t, 0),
+                                                          Halide::clamp(f, Halide::cast(t, 0), Halide::cast(t, last)))));
+            }
+            args.push_back(Halide::clamp(i, 0, last));
         }
         while (args.size() < in.extents.size()) args.push_back(0);  // an unbatched input's batch index
         const Halide::Expr v = in.func(args);
@@ -39,7 +55,7 @@ struct HalideBackend {
 
     Halide::Expr constant(double v) const {
         if (v == std::floor(v) && std::abs(v) < 1 << 30) return Halide::Expr(static_cast<int>(v));
-        return Halide::Expr(static_cast<float>(v));
+        return Halide::Internal::make_const(real_type, v);
     }
 
     template <class Op, class... A>
@@ -47,7 +63,7 @@ struct HalideBackend {
         namespace op = dsl::ex::op;
         using Halide::Expr;
         const Expr x[] = {a...};
-        auto real = [](const Expr& e) { return e.type().is_float() ? e : Halide::cast<float>(e); };
+        auto real = [&](const Expr& e) { return e.type() == real_type ? e : Halide::cast(real_type, e); };
         // Binary arithmetic: integers if both are integers, else float32.
         auto both = [&](auto f) {
             if (x[0].type().is_int() && x[1].type().is_int()) return f(x[0], x[1]);
@@ -72,7 +88,7 @@ struct HalideBackend {
         else if constexpr (std::is_same_v<Op, op::max>) return both([](Expr l, Expr r) { return Halide::max(l, r); });
         else if constexpr (std::is_same_v<Op, op::tanh>) return Halide::tanh(real(x[0]));
         else if constexpr (std::is_same_v<Op, op::exp>) return Halide::exp(real(x[0]));
-        else if constexpr (std::is_same_v<Op, op::exp2>) return Halide::pow(2.0f, real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::exp2>) return Halide::pow(Halide::cast(real_type, 2), real(x[0]));
         else if constexpr (std::is_same_v<Op, op::log>) return Halide::log(real(x[0]));
         else if constexpr (std::is_same_v<Op, op::floor>) return Halide::floor(real(x[0]));
         else if constexpr (std::is_same_v<Op, op::select>) return Halide::select(x[0], real(x[1]), real(x[2]));

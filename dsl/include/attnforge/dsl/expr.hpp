@@ -227,10 +227,15 @@ constexpr auto inputs_read(const E& e) {
     });
 }
 
-// A read: Backend::read(Input{}, index values...) gives the input's value there.
+// A read: Backend::read(Input{}, index values...) gives the input's value there. The indices are
+// evaluated with backend.indices() where the backend has one (a wider real type for index arithmetic).
 template <class Backend, class Env, class In, class... I>
 auto evaluate(const read<In, I...>& e, const Env& env, const Backend& backend) {
-    return hana::unpack(e.index, [&](const auto&... i) { return backend.read(In{}, evaluate(i, env, backend)...); });
+    const auto index_backend = [&] {
+        if constexpr (requires { backend.indices(); }) return backend.indices();
+        else return backend;
+    }();
+    return hana::unpack(e.index, [&](const auto&... i) { return backend.read(In{}, evaluate(i, env, index_backend)...); });
 }
 
 // ---- canonical text ------------------------------------------------------------------------------

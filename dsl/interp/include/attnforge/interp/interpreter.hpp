@@ -49,8 +49,8 @@ struct DoubleBackend {
 
     double constant(double v) const { return v; }
 
-    // An input's value at row-major indices, each rounded down and clamped to its axis (a NaN index
-    // reads 0, as the kernels' float-to-int conversion does).
+    // An input's value at row-major indices, each rounded down and clamped to its axis (±inf to the
+    // ends; a NaN index reads 0), exactly as kernels do (codegen/halide_backend.hpp).
     template <class In, class... V>
     double read(In, V... index) const {
         const Tensor& t = bound->tensors.find(In::name.view())->second;
