@@ -3,8 +3,9 @@
 // rotated by the angle pos · θ_i, θ_i = base^(-2i/E), i < E/2:
 //   out[i]       = x[i] · cos(pos·θ_i) − x[i + E/2] · sin(pos·θ_i)
 //   out[i + E/2] = x[i + E/2] · cos(pos·θ_i) + x[i] · sin(pos·θ_i)
-// pos is the index in the sequence. Applied to both Q and K, the score of a pair depends on the keys'
-// and queries' positions only through their distance.
+// pos is the index in the sequence, from 0 for queries and keys alike (no decoding offset: with Lq ≠ Lk
+// query i is at position i, as causal's top-left alignment has it). Applied to both Q and K, the score
+// of a pair depends on the keys' and queries' positions only through their distance.
 #pragma once
 
 #include <attnforge/dsl/diagnostics.hpp>
