@@ -5,6 +5,7 @@
 // per thread count, and every GFLOP/s is also given as a fraction of it. The flop count is the dense
 // one of dsl::flop_count (matrix products only; causal variants counted dense).
 #include "commands.hpp"
+#include "exit_status.hpp"
 #include "fma_peak.hpp"
 #include "tensors.hpp"
 
@@ -43,7 +44,7 @@ double median_seconds(const std::function<void()>& call, int min_repeats, double
 }  // namespace
 
 int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
-    try {
+    return with_exit_status("bench", err, [&] {
         dsl::graph_signature sig;
         double flops = 0;
         std::string seq_q, seq_k;
@@ -112,13 +113,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         out << "* the kernel the rule picks for these sizes\n";
         if (o.json) out << rows.dump(2) << "\n";
         return 0;
-    } catch (const input_error& e) {
-        err << "attnforge bench: " << e.what() << "\n";
-        return 2;
-    } catch (const std::exception& e) {
-        err << "attnforge bench: error: " << e.what() << "\n";
-        return 1;
-    }
+    });
 }
 
 }  // namespace attnforge::cli

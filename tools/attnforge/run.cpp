@@ -2,6 +2,7 @@
 //               [--attention-weights FILE.npy] [--threads N]
 // Everything is read, checked and computed before anything is written: on failure no output exists.
 #include "commands.hpp"
+#include "exit_status.hpp"
 #include "tensors.hpp"
 
 #include <attnforge/errors.hpp>
@@ -27,7 +28,7 @@ std::vector<float> to_float32(const interp::Tensor& t) { return {t.data.begin(),
 }  // namespace
 
 int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
-    try {
+    return with_exit_status("run", err, [&] {
         if (o.engine != "kernel" && o.engine != "interpreter")
             throw input_error("--engine must be 'kernel' or 'interpreter', given '" + o.engine + "'");
         const dsl::graph_signature sig = variant_signature(o.variant);
@@ -73,13 +74,7 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
         out << "attnforge: " << o.variant << " (" << o.engine << ") wrote " << o.output << " "
             << interp::shape_string(result.shape) << "\n";
         return 0;
-    } catch (const input_error& e) {
-        err << "attnforge run: " << e.what() << "\n";
-        return 2;
-    } catch (const std::exception& e) {
-        err << "attnforge run: error: " << e.what() << "\n";
-        return 1;
-    }
+    });
 }
 
 }  // namespace attnforge::cli

@@ -5,6 +5,7 @@
 // PNG (heatmap.hpp: one panel per head, or only --head), and prints per query row its entropy and its
 // top-k keys. Everything is read and computed before the PNG is written.
 #include "commands.hpp"
+#include "exit_status.hpp"
 #include "heatmap.hpp"
 #include "tensors.hpp"
 
@@ -47,7 +48,7 @@ double entropy(const float* row, std::int64_t n) {
 }  // namespace
 
 int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
-    try {
+    return with_exit_status("viz", err, [&] {
         if (o.engine != "kernel" && o.engine != "interpreter")
             throw input_error("--engine must be 'kernel' or 'interpreter', given '" + o.engine + "'");
         const dsl::graph_signature sig = variant_signature(o.variant);
@@ -172,13 +173,7 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
             out << j.dump() << "\n";
         }
         return 0;
-    } catch (const input_error& e) {
-        err << "attnforge viz: " << e.what() << "\n";
-        return 2;
-    } catch (const std::exception& e) {
-        err << "attnforge viz: error: " << e.what() << "\n";
-        return 1;
-    }
+    });
 }
 
 }  // namespace attnforge::cli

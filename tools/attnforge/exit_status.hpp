@@ -1,0 +1,26 @@
+// with_exit_status: a command's body, its exceptions turned into CONTRACT §3's exit status with one line
+// on stderr: attnforge::input_error (bad usage or input) → 2, any other exception → 1.
+#pragma once
+
+#include <attnforge/errors.hpp>
+
+#include <exception>
+#include <ostream>
+#include <string_view>
+
+namespace attnforge::cli {
+
+template <class Body>
+int with_exit_status(std::string_view command, std::ostream& err, Body&& body) {
+    try {
+        return body();
+    } catch (const input_error& e) {
+        err << "attnforge " << command << ": " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        err << "attnforge " << command << ": error: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace attnforge::cli
