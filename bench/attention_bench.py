@@ -115,13 +115,15 @@ def main():
     ap.add_argument("--variants", default="", help="comma-separated subset of the grid's variants")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="a tiny grid, one thread, one round (a smoke test)")
+    ap.add_argument("--no-adams2019", action="store_true",
+                    help="leave out the Adams2019 baseline (for a build without -DATTNFORGE_AUTOSCHEDULED_BASELINES)")
     a = ap.parse_args()
     threads = [1] if a.quick else [int(t) for t in a.threads.split(",")]
     rounds = 1 if a.quick else a.rounds
     shapes = [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
     memory = None if a.quick else peak_memory(a.attnforge)
     peers = [peer_modules.Torch(), peer_modules.OnnxRuntime()]
-    ours, adams = Ours(a.attnforge), Ours(a.attnforge, "adams2019")
+    ours, adams = Ours(a.attnforge), None if a.no_adams2019 else Ours(a.attnforge, "adams2019")
     rng = np.random.default_rng(0)
     rows, checks, best_peak = [], [], {}
     started = time.time()
@@ -140,7 +142,7 @@ def main():
             prepared[p] = c
         for t in threads:
             calls = {p: p.prepare(variant, inputs, t) for p in prepared}
-            samples = {"attnforge": [], "Halide Adams2019": [], **{p.name(variant): [] for p in prepared}}
+            samples = {"attnforge": [], **({"Halide Adams2019": []} if adams else {}), **{p.name(variant): [] for p in prepared}}
             peak, flops, retakes, kept = [], None, 0, 0
             while kept < rounds:
                 row = ours.batch(variant, B, L, t)
@@ -152,7 +154,7 @@ def main():
                 samples["attnforge"].append(row["ms"])
                 peak.append(row["peak_gflops"])
                 flops = row["gflops"] * row["ms"] * 1e6
-                if kept == 1:
+                if kept == 1 and adams:
                     samples["Halide Adams2019"].append(adams.batch(variant, B, L, t)["ms"])
                 for p, f in calls.items():
                     samples[p.name(variant)].append(time_batch(lambda: p.run(f)) * 1e3)
