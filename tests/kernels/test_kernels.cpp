@@ -87,6 +87,9 @@ std::vector<Case> token_cases() {
             {s(3, 1, 129), {}, "B3 L129"}, {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"}};
 }
 
+// Queries from x (Lq), keys and values from memory (Lk).
+Sizes memory_sizes(std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; }
+
 }  // namespace
 
 // Every variant in the kernel list has its test case below (and its CTest line in tests/CMakeLists.txt).
@@ -129,7 +132,7 @@ BOOST_AUTO_TEST_CASE(positional_self_attention_layer) { check_variant("positiona
 BOOST_AUTO_TEST_CASE(mqa) { check_variant("mqa", layer_cases()); }
 
 BOOST_AUTO_TEST_CASE(cross_attention) {
-    auto s = [](std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; };
+    const auto s = memory_sizes;
     check_variant("cross_attention", {{s(1, 1, 7), {}, "B1 Lq1 Lk7"},
                                       {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
                                       {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
@@ -139,7 +142,7 @@ BOOST_AUTO_TEST_CASE(cross_attention) {
 // Masked self-attention, then cross-attention to memory with its padding masked (a fully padded
 // memory entry where B > 1: the cross-attention rows are zero and the layer gives h).
 BOOST_AUTO_TEST_CASE(decoder_layer) {
-    auto s = [](std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; };
+    const auto s = memory_sizes;
     check_variant("decoder_layer", {{s(1, 1, 7), {}, "B1 Lq1 Lk7"},
                                     {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
                                     {s(1, 129, 64), {}, "B1 Lq129 Lk64"},

@@ -29,7 +29,6 @@
 
 #include <Halide.h>
 
-#include <boost/hana/for_each.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -43,14 +42,7 @@ namespace cg = attnforge::codegen;
 // Calls f(graph) for the variant of `Variants` named `name`; throws if there is none.
 template <const auto& Variants, class F>
 void with_variant(const std::string& name, F f) {
-    bool found = false;
-    boost::hana::for_each(Variants, [&](const auto& g) {
-        if (!found && g.name.view() == name) {
-            found = true;
-            f(g);
-        }
-    });
-    if (!found) throw std::invalid_argument("attnforge generator: no variant named '" + name + "' in its list");
+    if (!dsl::with_graph_named(Variants, name, f)) throw std::invalid_argument("attnforge generator: no variant named '" + name + "' in its list");
 }
 
 // Size estimates for the autoschedulers and the generated metadata (GeneratorParams estimate_batch,

@@ -5,6 +5,10 @@
 #include <attnforge/dsl/diagnostics.hpp>
 #include <attnforge/dsl/fixed_string.hpp>
 
+#include <boost/hana/for_each.hpp>
+
+#include <string_view>
+
 namespace attnforge::dsl {
 
 template <fixed_string Name, class Output>
@@ -18,5 +22,18 @@ struct graph {
 // graph<Name, error_node> so that nothing downstream adds more.
 template <fixed_string Name, class Output>
 constexpr auto make_graph(Output output) { return graph<Name, Output>{output}; }
+
+// Calls f(graph) for the graph called `name` in `graphs` (a hana::tuple); returns false when there is none.
+template <class Graphs, class F>
+bool with_graph_named(const Graphs& graphs, std::string_view name, F&& f) {
+    bool found = false;
+    boost::hana::for_each(graphs, [&](const auto& g) {
+        if (!found && g.name.view() == name) {
+            found = true;
+            f(g);
+        }
+    });
+    return found;
+}
 
 }  // namespace attnforge::dsl

@@ -21,10 +21,10 @@
 #include <attnforge/dsl/variants/sliding_window.hpp>
 #include <attnforge/dsl/variants/softcap.hpp>
 
-#include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 
 #include <string_view>
+#include <utility>
 
 namespace attnforge::dsl {
 
@@ -40,14 +40,7 @@ inline constexpr auto builtin_variants = hana::make_tuple(
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>
 bool with_builtin_variant(std::string_view name, F&& f) {
-    bool found = false;
-    hana::for_each(builtin_variants, [&](const auto& g) {
-        if (!found && g.name.view() == name) {
-            found = true;
-            f(g);
-        }
-    });
-    return found;
+    return with_graph_named(builtin_variants, name, std::forward<F>(f));
 }
 
 }  // namespace attnforge::dsl
