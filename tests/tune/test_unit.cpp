@@ -209,3 +209,24 @@ BOOST_AUTO_TEST_CASE(projection_tiles_that_do_not_divide_the_width_are_valid) {
     odd.knobs["proj_cols"] = 3;
     BOOST_TEST(validator.check(tune::Candidate::compile(mha, odd, target, 1), w) == "ok");
 }
+
+// Both loop orders of a projection (proj_panels: column panels or row tiles outermost) compute the
+// same thing, with row counts that leave a partial row tile (70 = 11·6 + 4; 5 < one tile), where the
+// accumulator tile is computed whole (bound_extent) and only the output's stores are guarded.
+BOOST_AUTO_TEST_CASE(both_projection_loop_orders_are_valid_with_partial_row_tiles) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    const tune::SearchSpace space({"materialized"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8);
+    for (int length : {70, 5}) {
+        const tune::Problem mha = tune::make_problem("mha", "output", {2, 8, length, length});
+        tune::Validator validator(mha);
+        tune::Workload w(mha);
+        for (int panels : {0, 1}) {
+            tune::SchedulePoint p = space.default_point("materialized");
+            BOOST_TEST(p.knobs.count("proj_panels") == 1u);
+            p.knobs["proj_panels"] = panels;
+            BOOST_TEST_CONTEXT("L = " << length << ", proj_panels = " << panels) {
+                BOOST_TEST(validator.check(tune::Candidate::compile(mha, p, target, 1), w) == "ok");
+            }
+        }
+    }
+}

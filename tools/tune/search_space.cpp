@@ -22,6 +22,7 @@ std::vector<KnobRange> common_knobs(int natural_lanes) {
         {"pv_unroll", {1, 2, 3, 4, 6}, "query rows per register tile of P·V (each row holds E/lanes vectors)"},
         {"proj_rows", {1, 2, 4, 6, 8, 12}, "rows per register tile of a projection (the parallel grain of projections)"},
         {"proj_cols", {1, 2, 3, 4}, "output vectors per register tile of a projection"},
+        {"proj_panels", {0, 1}, "projection loop order: 1 = column panels of the weights outermost, 0 = row tiles"},
         {"vector_width", lanes, "float32 lanes of every vector (16 = AVX-512, 8 = AVX2 width)"},
     };
 }
@@ -75,6 +76,7 @@ SchedulePoint SearchSpace::default_point(const std::string& strategy) const {
         {"q_block", d.q_block},     {"k_block", d.k_block},           {"q_unroll", d.q_unroll},
         {"k_unroll", d.k_unroll},   {"pv_unroll", d.pv_unroll},       {"pv_key_block", d.pv_key_block},
         {"proj_rows", d.proj_rows}, {"proj_cols", d.proj_cols},
+        {"proj_panels", d.proj_panels},
         {"vector_width", d.vector_width == 0 ? natural_lanes_ : d.vector_width}};
     for (const auto& r : knobs(strategy)) p.knobs[r.name] = all.at(r.name);
     return p;

@@ -39,6 +39,8 @@ struct Knobs {
                               // stays in L1 [0 = whole rows, one tile at a time; 16, 2048]
     int proj_rows = 6;        // rows per register tile of a projection [1, 12]
     int proj_cols = 4;        // output vectors per register tile of a projection [1, 4]
+    int proj_panels = 1;      // projection loop order: 1 = column panels outermost (a panel of the weights
+                              // stays in L2 while every row tile passes), 0 = row tiles outermost [0, 1]
     int vector_width = 0;     // lanes; 0 = the target's natural float32 width (16 on AVX-512, 8 on AVX2)
 };
 

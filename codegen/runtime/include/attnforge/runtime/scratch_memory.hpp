@@ -16,8 +16,8 @@
 
 namespace attnforge::runtime::scratch {
 
-inline constexpr std::size_t kMinCachedSize = std::size_t{64} << 10;
-inline constexpr std::size_t kMaxCachedBlocks = 16;
+inline constexpr std::size_t kMinCachedSize = std::size_t{4} << 10;
+inline constexpr std::size_t kMaxCachedBlocks = 32;
 inline constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kAlignment = 64;  // what Halide requires on x86
 
