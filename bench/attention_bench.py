@@ -24,7 +24,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+# PyTorch's OpenMP threads spin between calls unless told otherwise, stealing the cores the next
+# implementation in the round-robin runs on; set before any peer is imported (bench/run sets it too).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import peers as peer_modules  # noqa: E402

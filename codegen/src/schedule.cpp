@@ -33,6 +33,15 @@ void vectorize_row_reduction(Func f, const Halide::LoopLevel& level, int lanes) 
     partial.update().vectorize(u);
 }
 
+// A row reduction the algorithm already split by lanes (lower/attention.hpp, reduce_by_lanes): the
+// lanes' partial results in one vector, computed just before their row, which combines them in a tree.
+void reduce_row_by_lanes(Func row, Func per_lane, const Halide::LoopLevel& level, int lanes) {
+    row.compute_at(level);
+    const Var u = per_lane.args().at(0);
+    per_lane.compute_at(row, row.args().at(0)).vectorize(u, lanes);
+    per_lane.update().vectorize(u, lanes);
+}
+
 // The accumulator of a register tile: `sum` (columns, rows, ...) computed at `level` over a whole tile,
 // columns in vectors, every loop of the tile unrolled, the reduction outermost, so that the
 // accumulators stay in registers for the whole reduction.
@@ -140,13 +149,13 @@ void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k,
     Var qi("qi"), t("t");
     parallel_query_blocks(owner, qi, t, k, lanes);
     schedule_score_product(core, Halide::LoopLevel(out, t), k, lanes);
-    vectorize_row_reduction(core.row_max, Halide::LoopLevel(out, t), lanes);
+    reduce_row_by_lanes(core.row_max, core.row_max_lanes, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
     if (core.banded_exps) {
         RVar ro("ro"), ri("ri");
         core.exps.update().split(core.exps.rvars(0).at(0), ro, ri, lanes, TailStrategy::GuardWithIf).vectorize(ri);
     }
-    vectorize_row_reduction(core.row_sum, Halide::LoopLevel(out, t), lanes);
+    reduce_row_by_lanes(core.row_sum, core.row_sum_lanes, Halide::LoopLevel(out, t), lanes);
     if (!core.weighted.defined()) return;
     pack_values(core, lanes);
     if (k.pv_key_block > 0) {

@@ -40,6 +40,9 @@ struct AttentionCore {
     Halide::Func row_max;      // m(q, h, b)
     Halide::Func exps;         // exp(s - m)(k, q, h, b)
     Halide::Func row_sum;      // z(q, h, b)
+    // m and z per lane (u, q, h, b), u < lanes: lane u reduces the keys ≡ u (mod lanes); m and z combine
+    // the lanes in a tree (lower/attention.hpp, reduce_by_lanes)
+    Halide::Func row_max_lanes, row_sum_lanes;
     Halide::Func weighted;     // Σ_k exps · V, (e, q, h, b), a reduction
     Halide::Func values;       // V as (e, k, h, b), read by the P·V products
     bool pack_values = false;  // V's rows are slices of wider rows: copy each head contiguous once per call

@@ -9,7 +9,11 @@
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
+#include <functional>
+#include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 namespace attnforge::codegen {
 
@@ -47,6 +51,41 @@ inline void restrict_to_block_band(Halide::RDom& r, const Halide::Expr& key, con
     const Halide::Expr first = key / granule * granule, block = q / q_block * q_block;
     if (band.causal) r.where(first < block + q_block);
     if (band.window >= 0) r.where(first + (granule - 1) >= block - band.window);
+}
+
+// A reduction of each row of x(k, q, h, b) over its Lk keys, split by lanes in the algorithm itself:
+// lane u of (u, q, h, b) reduces the keys ≡ u (mod lanes), whole vectors of keys (those past Lk count
+// as the identity: score tiles are whole vectors, their inputs read clamped, so they exist), and the
+// row combines its lanes in a tree of depth log2(lanes). A schedule's rfactor made the same vector
+// partials but combined them in a serial loop over the lanes, a chain of 16 dependent scalar max/add
+// per row, twice per row: 10% of sdpa at L = 128. Whole vectors of keys outside the query block's band
+// are skipped (they are the identity).
+struct LaneReduction {
+    const char* what;
+    Halide::Expr identity;
+    std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&)> combine;
+};
+
+inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op, const Halide::Func& x,
+                                                             const Halide::Expr& Lk, const Halide::Var& q, const Halide::Var& h,
+                                                             const Halide::Var& b, const LoweringContext::Band& band, int q_block, int lanes) {
+    Halide::Var u("u");
+    Halide::RDom rv(0, (Lk + lanes - 1) / lanes, "rv");
+    restrict_to_block_band(rv, rv * lanes, q, band, q_block, lanes);
+    const Halide::Expr key = rv * lanes + u;
+    Halide::Func per_lane(name + "_lanes"), row(name);
+    per_lane(u, q, h, b) = op.identity;
+    per_lane(u, q, h, b) = op.combine(per_lane(u, q, h, b), Halide::select(key < Lk, x(key, q, h, b), op.identity));
+    std::vector<Halide::Expr> level;
+    for (int i = 0; i < lanes; ++i) level.push_back(per_lane(i, q, h, b));
+    while (level.size() > 1) {
+        std::vector<Halide::Expr> next;
+        for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(op.combine(level[i], level[i + 1]));
+        if (level.size() % 2) next.push_back(level.back());
+        level = std::move(next);
+    }
+    row(q, h, b) = level.front();
+    return {row, per_lane};
 }
 
 // V's column e, clamped where the head width is not a whole number of vectors (64 lanes at most), so
@@ -197,18 +236,15 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     core.keeps_use_heads = std::exchange(ctx.pending_keeps_use_heads, false);
     const std::string name = ctx.name("softmax");
     Halide::Var k("k"), q("q"), h("h"), b("b");
-    Halide::RDom r(0, s.extents[0], "r");
-    // Row max and sum: whole vectors of keys outside the block's band skipped (they are −∞ and 0).
-    detail::restrict_to_block_band(r, r, q, block_band, ctx.knobs.q_block, ctx.lanes);
     core.scores = s.func;
     core.score_extents = s.extents;
     // The chain of masks and modifiers above holds exactly one score node, the last one lowered.
     core.dot = ctx.roles.score_products.back();
-    core.row_max = Halide::Func(name + "_row_max");
     core.exps = Halide::Func(name + "_exps");
-    core.row_sum = Halide::Func(name + "_row_sum");
-    core.row_max(q, h, b) = minus_infinity();
-    core.row_max(q, h, b) = Halide::max(core.row_max(q, h, b), s.func(r, q, h, b));
+    const detail::LaneReduction max_of{"max", minus_infinity(), [](const Halide::Expr& a, const Halide::Expr& c) { return Halide::max(a, c); }};
+    const detail::LaneReduction sum_of{"sum", Halide::Expr(0.0f), [](const Halide::Expr& a, const Halide::Expr& c) { return a + c; }};
+    std::tie(core.row_max, core.row_max_lanes) =
+        detail::reduce_by_lanes(name + "_row_max", max_of, s.func, s.extents[0], q, h, b, block_band, ctx.knobs.q_block, ctx.lanes);
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
     // (softmax_exp(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
     const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
@@ -223,8 +259,8 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     } else {
         core.exps(k, q, h, b) = softmax_exp(s.func(k, q, h, b) - shift);
     }
-    core.row_sum(q, h, b) = 0.0f;
-    core.row_sum(q, h, b) += core.exps(r, q, h, b);
+    std::tie(core.row_sum, core.row_sum_lanes) =
+        detail::reduce_by_lanes(name + "_row_sum", sum_of, core.exps, s.extents[0], q, h, b, block_band, ctx.knobs.q_block, ctx.lanes);
     const auto band = detail::key_band(n.scores);
     core.causal_like = band.causal;
     if (band.window >= 0) core.key_begin_offset = Halide::Expr(-band.window);
