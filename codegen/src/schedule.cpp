@@ -19,22 +19,8 @@ struct Owner {
 // (TailStrategy::RoundUp): whole register tiles and vectors, no tail branches. Only the pipeline's
 // output, written into the caller's buffer, guards its tails.
 
-// A row reduction (max or sum over the keys of each query row) vectorized along the keys: rfactor
-// into `lanes` partial results, combined at the end.
-void vectorize_row_reduction(Func f, const Halide::LoopLevel& level, int lanes) {
-    const RVar r = f.rvars(0).at(0);
-    RVar ro("ro"), ri("ri");
-    Var u("u");
-    Func partial = f.update().split(r, ro, ri, lanes, TailStrategy::GuardWithIf).rfactor(ri, u);
-    f.compute_at(level);
-    // The partial results of one row, computed just before that row's final reduction: `lanes`
-    // values that live in one vector register across the whole row.
-    partial.compute_at(f, f.args().at(0)).vectorize(u);
-    partial.update().vectorize(u);
-}
-
-// A row reduction the algorithm already split by lanes (lower/attention.hpp, reduce_by_lanes): the
-// lanes' partial results in one vector, computed just before their row, which combines them in a tree.
+// A row reduction the algorithm splits by lanes (lower/attention.hpp, reduce_by_lanes): the lanes'
+// partial results in one vector, computed just before their row, which combines them in a tree.
 void reduce_row_by_lanes(Func row, Func per_lane, const Halide::LoopLevel& level, int lanes) {
     row.compute_at(level);
     const Var u = per_lane.args().at(0);
@@ -199,9 +185,9 @@ void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, in
     // Everything of one key block is computed inside the block loop.
     schedule_score_product(core, Halide::LoopLevel(state, rb), k, lanes);
     pack_values(core, lanes);
-    vectorize_row_reduction(core.block_max, Halide::LoopLevel(state, rb), lanes);
+    reduce_row_by_lanes(core.block_max, core.block_max_lanes, Halide::LoopLevel(state, rb), lanes);
     core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
-    vectorize_row_reduction(core.block_sum, Halide::LoopLevel(state, rb), lanes);
+    reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, Halide::LoopLevel(state, rb), lanes);
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
     acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::RoundUp);

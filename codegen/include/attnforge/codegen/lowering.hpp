@@ -52,6 +52,7 @@ struct AttentionCore {
     //   block_scores(kk, qi, qt, h, b, kb), block_max, block_exps, block_sum (qi, qt, h, b, kb),
     //   block_weighted (e, qi, qt, h, b, kb), and the running state (e, qi, qt, h, b) = (max, sum, acc)
     Halide::Func block_max, block_exps, block_sum, block_weighted, state;
+    Halide::Func block_max_lanes, block_sum_lanes;  // their per-lane partial results, as row_max_lanes
     bool streamed = false;
     bool banded_exps = false;  // exps: 0, then an update over the keys of the query block's band
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)

@@ -66,25 +66,42 @@ struct LaneReduction {
     std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&)> combine;
 };
 
+// `row` are x's indices after the key (q, h, b or a block's qi, qt, h, b, kb); `q` among them, the
+// query index the band restriction reads (an empty band restricts nothing).
+inline LaneReduction lane_max() {
+    return {"max", minus_infinity(), [](const Halide::Expr& a, const Halide::Expr& c) { return Halide::max(a, c); }};
+}
+inline LaneReduction lane_sum() {
+    return {"sum", Halide::Expr(0.0f), [](const Halide::Expr& a, const Halide::Expr& c) { return a + c; }};
+}
+
 inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op, const Halide::Func& x,
-                                                             const Halide::Expr& Lk, const Halide::Var& q, const Halide::Var& h,
-                                                             const Halide::Var& b, const LoweringContext::Band& band, int q_block, int lanes) {
+                                                             const Halide::Expr& Lk, const std::vector<Halide::Var>& row_vars,
+                                                             const Halide::Var& q, const LoweringContext::Band& band, int q_block,
+                                                             int lanes) {
     Halide::Var u("u");
     Halide::RDom rv(0, (Lk + lanes - 1) / lanes, "rv");
     restrict_to_block_band(rv, rv * lanes, q, band, q_block, lanes);
     const Halide::Expr key = rv * lanes + u;
+    auto at = [&](Halide::Expr first) {
+        std::vector<Halide::Expr> args{std::move(first)};
+        args.insert(args.end(), row_vars.begin(), row_vars.end());
+        return args;
+    };
+    std::vector<Halide::Var> lane_vars{u};
+    lane_vars.insert(lane_vars.end(), row_vars.begin(), row_vars.end());
     Halide::Func per_lane(name + "_lanes"), row(name);
-    per_lane(u, q, h, b) = op.identity;
-    per_lane(u, q, h, b) = op.combine(per_lane(u, q, h, b), Halide::select(key < Lk, x(key, q, h, b), op.identity));
+    per_lane(lane_vars) = op.identity;
+    per_lane(lane_vars) = op.combine(per_lane(lane_vars), Halide::select(key < Lk, x(at(key)), op.identity));
     std::vector<Halide::Expr> level;
-    for (int i = 0; i < lanes; ++i) level.push_back(per_lane(i, q, h, b));
+    for (int i = 0; i < lanes; ++i) level.push_back(per_lane(at(i)));
     while (level.size() > 1) {
         std::vector<Halide::Expr> next;
         for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(op.combine(level[i], level[i + 1]));
         if (level.size() % 2) next.push_back(level.back());
         level = std::move(next);
     }
-    row(q, h, b) = level.front();
+    row(row_vars) = level.front();
     return {row, per_lane};
 }
 
@@ -142,17 +159,16 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
     block_scores(kk, qi, qt, h, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, h, b), inf));
 
-    Halide::RDom rk(0, Kb, "rk");
-    core.block_max = Halide::Func(name + "_block_max");
-    core.block_max(qi, qt, h, b, kb) = inf;
-    core.block_max(qi, qt, h, b, kb) = Halide::max(core.block_max(qi, qt, h, b, kb), block_scores(rk, qi, qt, h, b, kb));
+    const std::vector<Halide::Var> block_row{qi, qt, h, b, kb};
+    std::tie(core.block_max, core.block_max_lanes) =
+        detail::reduce_by_lanes(name + "_block_max", detail::lane_max(), block_scores, Kb, block_row, qi, {}, Qb, ctx.lanes);
     const Expr block_max = core.block_max(qi, qt, h, b, kb);
     core.block_exps = Halide::Func(name + "_block_exps");
     core.block_exps(kk, qi, qt, h, b, kb) =
         softmax_exp(block_scores(kk, qi, qt, h, b, kb) - ieee(Halide::select(block_max == inf, 0.0f, block_max)));
-    core.block_sum = Halide::Func(name + "_block_sum");
-    core.block_sum(qi, qt, h, b, kb) = 0.0f;
-    core.block_sum(qi, qt, h, b, kb) += core.block_exps(rk, qi, qt, h, b, kb);
+    std::tie(core.block_sum, core.block_sum_lanes) =
+        detail::reduce_by_lanes(name + "_block_sum", detail::lane_sum(), core.block_exps, Kb, block_row, qi, {}, Qb, ctx.lanes);
+    Halide::RDom rk(0, Kb, "rk");
     core.block_weighted = Halide::Func(name + "_block_weighted");
     core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
     core.block_weighted(e, qi, qt, h, b, kb) +=
@@ -241,10 +257,9 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     // The chain of masks and modifiers above holds exactly one score node, the last one lowered.
     core.dot = ctx.roles.score_products.back();
     core.exps = Halide::Func(name + "_exps");
-    const detail::LaneReduction max_of{"max", minus_infinity(), [](const Halide::Expr& a, const Halide::Expr& c) { return Halide::max(a, c); }};
-    const detail::LaneReduction sum_of{"sum", Halide::Expr(0.0f), [](const Halide::Expr& a, const Halide::Expr& c) { return a + c; }};
+    const detail::LaneReduction max_of = detail::lane_max(), sum_of = detail::lane_sum();
     std::tie(core.row_max, core.row_max_lanes) =
-        detail::reduce_by_lanes(name + "_row_max", max_of, s.func, s.extents[0], q, h, b, block_band, ctx.knobs.q_block, ctx.lanes);
+        detail::reduce_by_lanes(name + "_row_max", max_of, s.func, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
     // (softmax_exp(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
     const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
@@ -260,7 +275,7 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
         core.exps(k, q, h, b) = softmax_exp(s.func(k, q, h, b) - shift);
     }
     std::tie(core.row_sum, core.row_sum_lanes) =
-        detail::reduce_by_lanes(name + "_row_sum", sum_of, core.exps, s.extents[0], q, h, b, block_band, ctx.knobs.q_block, ctx.lanes);
+        detail::reduce_by_lanes(name + "_row_sum", sum_of, core.exps, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
     const auto band = detail::key_band(n.scores);
     core.causal_like = band.causal;
     if (band.window >= 0) core.key_begin_offset = Halide::Expr(-band.window);
