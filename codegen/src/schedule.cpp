@@ -99,6 +99,8 @@ void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, 
     dot.compute_at(level)
         .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::RoundUp)
         .vectorize(ki, lanes)
+        .unroll(ki)  // the k_unroll vectors of a row: with the rows unrolled too, the scaled scores are
+                     // stored straight from the accumulator registers (a loop here spilled them first)
         .unroll(qi);
     register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes, k.k_unroll * lanes, k.q_unroll);
     pack_keys(core, lanes);
