@@ -5,7 +5,8 @@
 // Why: glibc serves blocks above its mmap threshold with fresh mappings, so every call page-faults its
 // temporaries in again. On this project's VM that costs 15–30 % of a call at L = 128–512 (measured in
 // bench/README.md). The runtime installs the cache (halide_set_custom_malloc) before the first kernel
-// call; blocks under 64 KiB are allocated and freed as usual.
+// call; blocks under 4 KiB are allocated and freed as usual (from 4 KiB: per-task score tiles at L = 128
+// went through glibc on every task, 5% of sdpa there).
 //
 // Bounds: each thread keeps at most kMaxCachedBlocks free blocks and kMaxCachedBytes in all (the oldest
 // is freed first), and reuses a block only for a request of at least half its size, so the cache never
