@@ -5,8 +5,9 @@
 // Why: glibc serves blocks above its mmap threshold with fresh mappings, so every call page-faults its
 // temporaries in again. On this project's VM that costs 15–30 % of a call at L = 128–512 (measured in
 // bench/README.md). The runtime installs the cache (halide_set_custom_malloc) before the first kernel
-// call; blocks under 4 KiB are allocated and freed as usual (from 4 KiB: per-task score tiles at L = 128
-// went through glibc on every task, 5% of sdpa there).
+// call; blocks under 128 bytes are allocated and freed as usual. Small blocks are cached too: per-task
+// tiles of a few KiB at L ≤ 128 went through glibc's memalign (and its malloc_consolidate) on every
+// task, 5% of sdpa at L = 128 and 3 of the 15 µs of a call at L = 16.
 //
 // Bounds: each thread keeps at most kMaxCachedBlocks free blocks and kMaxCachedBytes in all (the oldest
 // is freed first), and reuses a block only for a request of at least half its size, so the cache never
@@ -17,7 +18,7 @@
 
 namespace attnforge::runtime::scratch {
 
-inline constexpr std::size_t kMinCachedSize = std::size_t{4} << 10;
+inline constexpr std::size_t kMinCachedSize = 128;
 inline constexpr std::size_t kMaxCachedBlocks = 32;
 inline constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kAlignment = 64;  // what Halide requires on x86
