@@ -53,28 +53,29 @@ inline void restrict_to_block_band(Halide::RDom& r, const Halide::Expr& key, con
     if (band.window >= 0) r.where(first + (granule - 1) >= block - band.window);
 }
 
-// A reduction of each row of x(k, q, h, b) over its Lk keys, split by lanes in the algorithm itself:
-// lane u of (u, q, h, b) reduces the keys ≡ u (mod lanes), whole vectors of keys (those past Lk count
-// as the identity: score tiles are whole vectors, their inputs read clamped, so they exist), and the
-// row combines its lanes in a tree of depth log2(lanes). A schedule's rfactor made the same vector
-// partials but combined them in a serial loop over the lanes, a chain of 16 dependent scalar max/add
-// per row, twice per row: 10% of sdpa at L = 128. Whole vectors of keys outside the query block's band
-// are skipped (they are the identity).
+// An associative reduction: its identity and how two partial results combine.
 struct LaneReduction {
-    const char* what;
     Halide::Expr identity;
     std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&)> combine;
 };
 
-// `row` are x's indices after the key (q, h, b or a block's qi, qt, h, b, kb); `q` among them, the
-// query index the band restriction reads (an empty band restricts nothing).
 inline LaneReduction lane_max() {
-    return {"max", minus_infinity(), [](const Halide::Expr& a, const Halide::Expr& c) { return Halide::max(a, c); }};
+    return {minus_infinity(), [](const Halide::Expr& a, const Halide::Expr& c) { return Halide::max(a, c); }};
 }
 inline LaneReduction lane_sum() {
-    return {"sum", Halide::Expr(0.0f), [](const Halide::Expr& a, const Halide::Expr& c) { return a + c; }};
+    return {Halide::Expr(0.0f), [](const Halide::Expr& a, const Halide::Expr& c) { return a + c; }};
 }
 
+// A reduction of each row of x(k, row...) over its Lk keys, split by lanes in the algorithm itself:
+// lane u of (u, row...) reduces the keys ≡ u (mod lanes), whole vectors of keys (those past Lk count
+// as the identity: score tiles are whole vectors, their inputs read clamped, so they exist), and the
+// row combines its lanes in one expression, with no loop and no memory round trip (LLVM keeps the
+// lanes in registers: a shuffle tree for sums, a chain of register max for maxima). A schedule's
+// rfactor made the same vector partials but combined them in a loop over the lanes, reloading each
+// from the stack: a chain of 16 dependent scalar max/add per row, twice per row, 10% of sdpa at
+// L = 128. `row_vars` are x's indices after the key (q, h, b or a streamed block's qi, qt, h, b, kb);
+// `q` among them is the query index the band restriction reads: whole vectors of keys outside the query
+// block's band are skipped (they are the identity; an empty band restricts nothing).
 inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op, const Halide::Func& x,
                                                              const Halide::Expr& Lk, const std::vector<Halide::Var>& row_vars,
                                                              const Halide::Var& q, const LoweringContext::Band& band, int q_block,
@@ -257,9 +258,8 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     // The chain of masks and modifiers above holds exactly one score node, the last one lowered.
     core.dot = ctx.roles.score_products.back();
     core.exps = Halide::Func(name + "_exps");
-    const detail::LaneReduction max_of = detail::lane_max(), sum_of = detail::lane_sum();
     std::tie(core.row_max, core.row_max_lanes) =
-        detail::reduce_by_lanes(name + "_row_max", max_of, s.func, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
+        detail::reduce_by_lanes(name + "_row_max", detail::lane_max(), s.func, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
     // (softmax_exp(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
     const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
@@ -275,7 +275,7 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
         core.exps(k, q, h, b) = softmax_exp(s.func(k, q, h, b) - shift);
     }
     std::tie(core.row_sum, core.row_sum_lanes) =
-        detail::reduce_by_lanes(name + "_row_sum", sum_of, core.exps, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
+        detail::reduce_by_lanes(name + "_row_sum", detail::lane_sum(), core.exps, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
     const auto band = detail::key_band(n.scores);
     core.causal_like = band.causal;
     if (band.window >= 0) core.key_begin_offset = Halide::Expr(-band.window);
