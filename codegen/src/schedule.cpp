@@ -31,16 +31,13 @@ void reduce_row_by_lanes(Func row, Func per_lane, const Halide::LoopLevel& level
 // The accumulator of a register tile: `sum` (columns, rows, ...) computed at `level` over a whole tile,
 // columns in vectors, every loop of the tile unrolled, the reduction outermost, so that the
 // accumulators stay in registers for the whole reduction.
-// Its storage is bounded to the tile (columns × rows), so that it is a fixed-size local even where
-// a guarded output tile makes the required region smaller at the edges (it would be a heap allocation
-// per tile otherwise); and the region computed is always the whole tile (bound_extent; every read is
-// clamped), so that the unrolled rows carry no "is this row inside?" test in the reduction loop (the
-// guarded output projection of mha tested its row count twice per step: 183 vs 210 GFLOP/s).
+// The region computed is always the whole tile (bound_extent; every read is clamped), even where a
+// guarded output tile requires less at the edges: a fixed-size local (a heap allocation per tile
+// otherwise), and unrolled rows with no "is this row inside?" test in the reduction loop (the guarded
+// output projection of mha tested its row count twice per step: 183 vs 210 GFLOP/s).
 void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes, int columns, int rows) {
     const std::vector<Var> s = sum.args();
     sum.compute_at(level)
-        .bound_storage(s[0], columns)
-        .bound_storage(s[1], rows)
         .bound_extent(s[0], columns)
         .bound_extent(s[1], rows)
         .vectorize(s[0], lanes, TailStrategy::RoundUp)
