@@ -35,10 +35,10 @@ struct ScoreProduct {
 
 // softmax(S) · V, the part a strategy fuses or materializes.
 struct AttentionCore {
-    Halide::Func scores;       // s(k, q, h, b): masked and modified scores, pure (inlined by default)
-    ScoreProduct dot;          // dot(k, q, h, b) = scale · Σ_e Q·K, the score matrix product
+    Halide::Func scores;       // s(k, q, h, b)·log2(e): masked and modified scores in base 2, pure (inlined)
+    ScoreProduct dot;          // dot(k, q, h, b) = scale · Σ_e Q·K (·log2(e) when folded), the score product
     Halide::Func row_max;      // m(q, h, b)
-    Halide::Func exps;         // exp(s - m)(k, q, h, b)
+    Halide::Func exps;         // 2^(s - m)(k, q, h, b), s and m in base 2: e^(s - m) in natural units
     Halide::Func row_sum;      // z(q, h, b)
     // m and z per lane (u, q, h, b), u < lanes: lane u reduces the keys ≡ u (mod lanes); m and z combine
     // the lanes in a tree (lower/attention.hpp, reduce_by_lanes)
@@ -120,8 +120,11 @@ public:
         bool causal = false;  // keys <= q
         int window = -1;      // and keys >= q - window
     } band;
+    // Scores lowered for a softmax whose score product may carry the factor log2(e) (only masks lie
+    // between them; lower/softmax_exp.hpp): the score node folds it into its scale.
+    bool scores_in_base2 = false;
     std::string memo_suffix() const {
-        return band.causal ? "@band" + std::to_string(band.window) : "";
+        return (band.causal ? "@band" + std::to_string(band.window) : "") + (scores_in_base2 ? "@base2" : "");
     }
 
 private:

@@ -27,6 +27,16 @@ struct KeyBand {
 
 template <class S>
 constexpr KeyBand key_band(const S&) { return {}; }
+
+// Only masks lie between a softmax and its score product: masking commutes with a positive factor
+// (−∞ stays −∞), so the product itself may scale by log2(e) (lower/softmax_exp.hpp). Modifiers read
+// the score in natural units; above them the factor is a multiply of its own.
+template <class S>
+constexpr bool masks_over_score = false;
+template <class Q, class K>
+constexpr bool masks_over_score<dsl::score_node<Q, K>> = true;
+template <class S, class Spec>
+constexpr bool masks_over_score<dsl::mask_node<S, Spec>> = masks_over_score<S>;
 template <class S, class Spec>
 constexpr KeyBand key_band(const dsl::mask_node<S, Spec>& n) {
     KeyBand band = key_band(n.scores);
@@ -166,7 +176,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     const Expr block_max = core.block_max(qi, qt, h, b, kb);
     core.block_exps = Halide::Func(name + "_block_exps");
     core.block_exps(kk, qi, qt, h, b, kb) =
-        softmax_exp(block_scores(kk, qi, qt, h, b, kb) - ieee(Halide::select(block_max == inf, 0.0f, block_max)));
+        softmax_exp2(block_scores(kk, qi, qt, h, b, kb) - ieee(Halide::select(block_max == inf, 0.0f, block_max)));
     std::tie(core.block_sum, core.block_sum_lanes) =
         detail::reduce_by_lanes(name + "_block_sum", detail::lane_sum(), core.block_exps, Kb, block_row, qi, {}, Qb, ctx.lanes);
     Halide::RDom rk(0, Kb, "rk");
@@ -193,7 +203,7 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
     // One exp for both factors: the larger max gets factor 1, the other e^(smaller − larger) (0 when
     // the smaller is −∞: an empty state or a wholly masked block). Both −∞: nothing yet, both 0.
     const Expr smaller = Halide::min(m_old, m_block);
-    const Expr f = ieee(Halide::select(m_new == inf, 0.0f, softmax_exp(smaller - m_new)));
+    const Expr f = ieee(Halide::select(m_new == inf, 0.0f, softmax_exp2(smaller - m_new)));
     const Expr keep_old = ieee(Halide::select(m_old == m_new && m_new != inf, 1.0f, f));
     const Expr take_block = ieee(Halide::select(m_old == m_new, f, 1.0f));
     core.state(e, qi, qt, h, b) = Halide::Tuple(
@@ -211,7 +221,13 @@ inline Halide::Func streamed_weighted_sum(AttentionCore& core, const Lowered& v,
 
 template <class Q, class K>
 Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
+    // Q and K are lowered as they would be anywhere else (the band and the base belong to this product
+    // only), so that a sub-graph they share with V (a LayerNorm) stays one Func.
+    const LoweringContext::Band band = std::exchange(ctx.band, {});
+    const bool base2 = std::exchange(ctx.scores_in_base2, false);
     const Lowered q = node(n.q, ctx), k = node(n.k, ctx);
+    ctx.band = band;
+    ctx.scores_in_base2 = base2;
     constexpr int Hq = Q::kind::heads, Hkv = K::kind::heads;
     constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
     const std::string name = ctx.name("score");
@@ -233,7 +249,7 @@ Lowered Lower::impl(const dsl::score_node<Q, K>& n, LoweringContext& ctx) {
     Halide::Func keys(name + "_keys");
     keys(kk, ke, kt, h, b) = k.func(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
     sum(kv, qi, h, b) += q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
-    f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale());
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale() * (base2 ? log2_e : 1.0));
     ctx.roles.score_products.push_back({f, sum, keys});
     // extents: (Lk, Lq, Hq, B)
     return {f, {k.extents[1], q.extents[1], q.extents[2], q.extents[3]}};
@@ -245,7 +261,10 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
         const auto key_band = detail::key_band(n.scores);
         ctx.band = {key_band.causal, key_band.window};
     }
+    constexpr bool folded = detail::masks_over_score<S>;
+    ctx.scores_in_base2 = folded;
     const Lowered s = node(n.scores, ctx);
+    ctx.scores_in_base2 = false;
     const LoweringContext::Band block_band = ctx.band;
     ctx.band = {};
     AttentionCore core;
@@ -253,15 +272,22 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
     core.keeps_use_heads = std::exchange(ctx.pending_keeps_use_heads, false);
     const std::string name = ctx.name("softmax");
     Halide::Var k("k"), q("q"), h("h"), b("b");
-    core.scores = s.func;
+    // Scores in base 2 (lower/softmax_exp.hpp): the product already carries log2(e), or one multiply
+    // here (inlined into whoever reads the scores).
+    if (folded) {
+        core.scores = s.func;
+    } else {
+        core.scores = Halide::Func(name + "_base2_scores");
+        core.scores(k, q, h, b) = s.func(k, q, h, b) * static_cast<float>(log2_e);
+    }
     core.score_extents = s.extents;
     // The chain of masks and modifiers above holds exactly one score node, the last one lowered.
     core.dot = ctx.roles.score_products.back();
     core.exps = Halide::Func(name + "_exps");
     std::tie(core.row_max, core.row_max_lanes) =
-        detail::reduce_by_lanes(name + "_row_max", detail::lane_max(), s.func, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
+        detail::reduce_by_lanes(name + "_row_max", detail::lane_max(), core.scores, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
-    // (softmax_exp(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
+    // (softmax_exp2(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
     const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
     if (block_band.causal) {
         // Exps only inside the block's band (whole vectors). Outside: 0 (what the mask gives) where the
@@ -269,10 +295,10 @@ AttentionCore Lower::softmax_core(const dsl::softmax_node<S, Label>& n, Lowering
         core.exps(k, q, h, b) = band_only ? Halide::undef<float>() : Halide::Expr(0.0f);
         Halide::RDom re(0, s.extents[0], "re");
         detail::restrict_to_block_band(re, re, q, block_band, ctx.knobs.q_block, ctx.lanes);
-        core.exps(re, q, h, b) = softmax_exp(s.func(re, q, h, b) - shift);
+        core.exps(re, q, h, b) = softmax_exp2(core.scores(re, q, h, b) - shift);
         core.banded_exps = true;
     } else {
-        core.exps(k, q, h, b) = softmax_exp(s.func(k, q, h, b) - shift);
+        core.exps(k, q, h, b) = softmax_exp2(core.scores(k, q, h, b) - shift);
     }
     std::tie(core.row_sum, core.row_sum_lanes) =
         detail::reduce_by_lanes(name + "_row_sum", detail::lane_sum(), core.exps, s.extents[0], {q, h, b}, q, block_band, ctx.knobs.q_block, ctx.lanes);
