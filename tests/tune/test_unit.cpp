@@ -230,3 +230,24 @@ BOOST_AUTO_TEST_CASE(both_projection_loop_orders_are_valid_with_partial_row_tile
         }
     }
 }
+
+// K packed inside each attention task (keys_per_task 1) computes the same thing as once per call, for
+// both strategies, with several query blocks per head (70 = 2·32 + 6) and under a causal band, where a
+// task packs only the keys its block reads.
+BOOST_AUTO_TEST_CASE(keys_packed_per_task_are_valid) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    for (const std::string variant : {"sdpa", "sdpa_causal"}) {
+        const tune::Problem problem = tune::make_problem(variant, "output", {2, 2, 70, 70});
+        tune::Validator validator(problem);
+        tune::Workload w(problem);
+        for (const std::string strategy : {"materialized", "streaming"}) {
+            const tune::SearchSpace space({strategy}, target.has_feature(Halide::Target::AVX512) ? 16 : 8, false);
+            tune::SchedulePoint p = space.default_point(strategy);
+            BOOST_TEST(p.knobs.count("keys_per_task") == 1u);
+            p.knobs["keys_per_task"] = 1;
+            BOOST_TEST_CONTEXT(variant << ", " << strategy) {
+                BOOST_TEST(validator.check(tune::Candidate::compile(problem, p, target, 1), w) == "ok");
+            }
+        }
+    }
+}

@@ -41,6 +41,9 @@ struct Knobs {
     int proj_cols = 4;        // output vectors per register tile of a projection [1, 4]
     int proj_panels = 1;      // projection loop order: 1 = column panels outermost (a panel of the weights
                               // stays in L2 while every row tile passes), 0 = row tiles outermost [0, 1]
+    int keys_per_task = 0;    // where K is packed into key panels: 0 = once per call, heads in parallel;
+                              // 1 = inside each attention task, the keys its query block reads (one
+                              // fork/join less; repeated per query block where q_block < Lq) [0, 1]
     int vector_width = 0;     // lanes; 0 = the target's natural float32 width (16 on AVX-512, 8 on AVX2)
 };
 
