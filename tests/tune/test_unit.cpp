@@ -69,6 +69,25 @@ BOOST_AUTO_TEST_CASE(search_space_points_are_admissible_in_range_and_determinist
     BOOST_CHECK_THROW(tune::SearchSpace({"tiled"}, 16), std::invalid_argument);
 }
 
+// A record or journal from a build with fewer knobs: the point it names lacks the newer knobs. Completed,
+// it carries their defaults (what that build ran), equals the default point where its knobs do, and
+// recombines with searched points (a crossover reading a knob it lacked threw std::out_of_range).
+BOOST_AUTO_TEST_CASE(points_from_older_builds_are_completed_with_defaults) {
+    const tune::SearchSpace space({"materialized"}, 16, false);
+    tune::SchedulePoint old = space.default_point("materialized");
+    old.knobs.erase("keys_per_task");
+    old.knobs["q_block"] = 128;
+    const tune::SchedulePoint completed = space.complete(old);
+    BOOST_TEST(completed.knobs.at("keys_per_task") == space.default_point("materialized").knobs.at("keys_per_task"));
+    BOOST_TEST(completed.knobs.at("q_block") == 128);
+    BOOST_TEST(space.complete(space.default_point("materialized")).key() == space.default_point("materialized").key());
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 50; ++i) {
+        const tune::SchedulePoint child = space.crossover(space.random_point(rng), completed, rng);
+        BOOST_TEST(child.knobs.size() == space.knobs("materialized").size());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(size_buckets_and_size_classes) {
     BOOST_TEST(tune::size_bucket(1) == "Lk<=64");
     BOOST_TEST(tune::size_bucket(64) == "Lk<=64");

@@ -141,7 +141,8 @@ private:
     // Compiles, validates and screens one point; returns its trial's index. A point already measured
     // (this run or a resumed journal) is not measured again, unless it is a `seed`: one of the candidates
     // every search includes and needs compiled (the default is the reference at the tuned size).
-    int evaluate(const SchedulePoint& point, bool seed) {
+    int evaluate(const SchedulePoint& given, bool seed) {
+        const SchedulePoint point = space_.complete(given);
         const int existing = find(point);
         if (existing >= 0 && !seed) return existing;
         Trial t{point};
@@ -279,6 +280,7 @@ private:
             try {
                 Trial t = trial_from_json(nlohmann::json::parse(line));
                 if (t.status.rfind("skipped", 0) == 0) continue;
+                t.point = space_.complete(std::move(t.point));
                 t.ms = 0;
                 if (const int i = find(t.point); i >= 0) out_.trials[i] = t;
                 else push(t);

@@ -83,6 +83,12 @@ SchedulePoint SearchSpace::default_point(const std::string& strategy) const {
     return p;
 }
 
+SchedulePoint SearchSpace::complete(SchedulePoint p) const {
+    if (p.is_autoscheduler()) return p;
+    for (const auto& [name, value] : default_point(p.strategy).knobs) p.knobs.try_emplace(name, value);
+    return p;
+}
+
 SchedulePoint SearchSpace::random_point(std::mt19937_64& rng) const {
     SchedulePoint p{
                         strategies_[std::uniform_int_distribution<std::size_t>(0, strategies_.size() - 1)(rng)],

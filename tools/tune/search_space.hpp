@@ -30,6 +30,10 @@ public:
 
     // The schedule the build uses when nothing is tuned: knobs.hpp's defaults.
     SchedulePoint default_point(const std::string& strategy) const;
+    // A point from outside the search (a record, a journal) made by a build with fewer knobs: the
+    // knobs it lacks take their defaults, which is what that build ran (and what the generator runs
+    // when a knob is not given), so it compares and recombines with the points searched now.
+    SchedulePoint complete(SchedulePoint p) const;
     SchedulePoint random_point(std::mt19937_64& rng) const;
     // One or two knobs moved to a neighbouring value (sometimes a random one), or, when more than one
     // strategy is searched, occasionally the other strategy with the knobs they share kept.
