@@ -174,9 +174,9 @@ function(attnforge_add_kernels)
     string(APPEND entries
       "    {\"${name}\", \"${variant}\", \"${result}\", \"${strategy}\", \"${sizes}\", \"${knob_text}\", \"${schedule}\",\n"
       "     &${target}_argv, &${target}_metadata, ${prepass},\n"
-      "     [] { return dsl::signature(${ns}::${variant}); },\n"
-      "     [] { return ${result}_spec(${ns}::${variant}); },\n"
-      "     [] { return dsl::attention_weights_spec(${ns}::${variant}); },\n"
+      "     []() -> const dsl::graph_signature& { static const auto s = dsl::signature(${ns}::${variant}); return s; },\n"
+      "     []() -> const dsl::tensor_spec& { static const auto s = ${result}_spec(${ns}::${variant}); return s; },\n"
+      "     []() -> const dsl::tensor_spec& { static const auto s = dsl::attention_weights_spec(${ns}::${variant}); return s; },\n"
       "     [](const interp::TensorMap& in) { return interpret_${result}(${ns}::${variant}, in); }},\n")
     list(APPEND libraries ${target})
   endforeach()

@@ -63,7 +63,7 @@ const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boo
 
 // The attention's key length Lk: the last axis of the variant's attention weights (B, Hq, Lq, Lk).
 std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes) {
-    const dsl::tensor_spec weights = k.attention_weights_spec();
+    const dsl::tensor_spec& weights = k.attention_weights_spec();
     if (weights.dims.empty() || weights.dims.back().role != dsl::dim_spec::axis::sequence) return 0;
     auto it = sizes.sequence_length.find(weights.dims.back().sequence);
     return it == sizes.sequence_length.end() ? 0 : it->second;
@@ -165,7 +165,7 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
     }
     install_error_handler();
     scratch::install();
-    const dsl::graph_signature sig = k.signature();
+    const dsl::graph_signature& sig = k.signature();
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
     std::vector<void*> args;

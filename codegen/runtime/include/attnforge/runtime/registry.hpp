@@ -27,9 +27,10 @@ struct KernelEntry {
     // ranges of live key blocks the kernel takes as its last input; null otherwise.
     int (*prepass_argv)(void**);
     const halide_filter_metadata_t* (*prepass_metadata)();
-    dsl::graph_signature (*signature)();           // the variant's inputs and output
-    dsl::tensor_spec (*result_spec)();             // what this kernel writes
-    dsl::tensor_spec (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
+    // Made once, on first use (a call reads them twice: they were rebuilt, strings and all, every time).
+    const dsl::graph_signature& (*signature)();           // the variant's inputs and output
+    const dsl::tensor_spec& (*result_spec)();             // what this kernel writes
+    const dsl::tensor_spec& (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
     // The reference interpreter on the same graph and result: the run API uses it where a kernel cannot
     // run (an empty key sequence with queries present: every row fully masked).
     interp::Tensor (*interpret)(const interp::TensorMap& inputs);
