@@ -1,5 +1,7 @@
 #include <attnforge/codegen/schedules/schedule.hpp>
 
+#include <map>
+
 namespace attnforge::codegen {
 
 namespace {
@@ -246,7 +248,17 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knob
         }
         return {result, TailStrategy::RoundUp};
     };
-    for (auto [out, sum] : roles.projections) schedule_matrix_product(owner_of(out), sum, knobs, lanes);
+    std::map<std::pair<std::string, int>, Func> first_projection_of;  // by input and width
+    for (const Projection& p : roles.projections) {
+        const Owner owner = owner_of(p.output);
+        schedule_matrix_product(owner, p.sum, knobs, lanes);
+        // Projections of the same input and width (Q, K and V of one x) in one loop nest: one fork/join
+        // of the thread pool instead of three. Their parallel loops fuse panels with batch entries, so
+        // only products with the same panel count share one (GQA's narrower K and V share theirs).
+        if (!knobs.proj_fused || p.input.empty() || !owner.func.function().same_as(p.output.function())) continue;
+        auto [first, inserted] = first_projection_of.try_emplace({p.input, p.columns}, p.output);
+        if (!inserted) Func(p.output).compute_with(first->second, Var("t"));
+    }
     for (AttentionCore core : roles.cores) {
         if (core.streamed) schedule_streaming_core(core, owner_of(core.output), knobs, lanes);
         else schedule_materialized_core(core, owner_of(core.output), knobs, lanes);

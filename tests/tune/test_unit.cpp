@@ -229,9 +229,10 @@ BOOST_AUTO_TEST_CASE(projection_tiles_that_do_not_divide_the_width_are_valid) {
     BOOST_TEST(validator.check(tune::Candidate::compile(mha, odd, target, 1), w) == "ok");
 }
 
-// Both loop orders of a projection (proj_panels: column panels or row tiles outermost) compute the
-// same thing, with row counts that leave a partial row tile (70 = 11·6 + 4; 5 < one tile), where the
-// accumulator tile is computed whole (bound_extent) and only the output's stores are guarded.
+// Both loop orders of a projection (proj_panels: column panels or row tiles outermost), with Q, K and V
+// in one loop nest or one each (proj_fused), compute the same thing, with row counts that leave a
+// partial row tile (70 = 11·6 + 4; 5 < one tile), where the accumulator tile is computed whole
+// (bound_extent) and only the output's stores are guarded.
 BOOST_AUTO_TEST_CASE(both_projection_loop_orders_are_valid_with_partial_row_tiles) {
     const Halide::Target target = Halide::get_jit_target_from_environment();
     const tune::SearchSpace space({"materialized"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8);
@@ -239,13 +240,34 @@ BOOST_AUTO_TEST_CASE(both_projection_loop_orders_are_valid_with_partial_row_tile
         const tune::Problem mha = tune::make_problem("mha", "output", {2, 8, length, length});
         tune::Validator validator(mha);
         tune::Workload w(mha);
-        for (int panels : {0, 1}) {
-            tune::SchedulePoint p = space.default_point("materialized");
-            BOOST_TEST(p.knobs.count("proj_panels") == 1u);
-            p.knobs["proj_panels"] = panels;
-            BOOST_TEST_CONTEXT("L = " << length << ", proj_panels = " << panels) {
-                BOOST_TEST(validator.check(tune::Candidate::compile(mha, p, target, 1), w) == "ok");
+        for (int panels : {0, 1})
+            for (int fused : {0, 1}) {
+                tune::SchedulePoint p = space.default_point("materialized");
+                BOOST_TEST(p.knobs.count("proj_panels") == 1u);
+                BOOST_TEST(p.knobs.count("proj_fused") == 1u);
+                p.knobs["proj_panels"] = panels;
+                p.knobs["proj_fused"] = fused;
+                BOOST_TEST_CONTEXT("L = " << length << ", proj_panels = " << panels << ", proj_fused = " << fused) {
+                    BOOST_TEST(validator.check(tune::Candidate::compile(mha, p, target, 1), w) == "ok");
+                }
             }
+    }
+}
+
+// Projections in one loop nest (proj_fused 1) only where input and width match: GQA's and MQA's K and V
+// are narrower than Q (their own nest; fused with Q, the shared parallel loop read x past its batch
+// extent), cross-attention's K and V read another input, the decoder layer's read a LayerNorm.
+BOOST_AUTO_TEST_CASE(fused_projections_are_valid_for_every_graph_shape) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    for (const std::string variant : {"gqa", "mqa", "cross_attention", "decoder_layer"}) {
+        const tune::Problem problem = tune::make_problem(variant, "output", {2, 8, 37, 37});
+        tune::Validator validator(problem);
+        tune::Workload w(problem);
+        const tune::SearchSpace space({"materialized"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8);
+        tune::SchedulePoint p = space.default_point("materialized");
+        p.knobs["proj_fused"] = 1;
+        BOOST_TEST_CONTEXT(variant) {
+            BOOST_TEST(validator.check(tune::Candidate::compile(problem, p, target, 1), w) == "ok");
         }
     }
 }

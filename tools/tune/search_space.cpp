@@ -23,6 +23,7 @@ std::vector<KnobRange> common_knobs(int natural_lanes) {
         {"proj_rows", {1, 2, 4, 6, 8, 12}, "rows per register tile of a projection (the parallel grain of projections)"},
         {"proj_cols", {1, 2, 3, 4}, "output vectors per register tile of a projection"},
         {"proj_panels", {0, 1}, "projection loop order: 1 = column panels of the weights outermost, 0 = row tiles"},
+        {"proj_fused", {0, 1}, "projections of the same input (Q, K, V of one x) in one loop nest (1) or one each (0)"},
         {"keys_per_task", {0, 1}, "K packed into key panels once per call (0) or inside each attention task (1)"},
         {"vector_width", lanes, "float32 lanes of every vector (16 = AVX-512, 8 = AVX2 width)"},
     };
@@ -77,7 +78,7 @@ SchedulePoint SearchSpace::default_point(const std::string& strategy) const {
         {"q_block", d.q_block},     {"k_block", d.k_block},           {"q_unroll", d.q_unroll},
         {"k_unroll", d.k_unroll},   {"pv_unroll", d.pv_unroll},       {"pv_key_block", d.pv_key_block},
         {"proj_rows", d.proj_rows}, {"proj_cols", d.proj_cols},
-        {"proj_panels", d.proj_panels},     {"keys_per_task", d.keys_per_task},
+        {"proj_panels", d.proj_panels},     {"proj_fused", d.proj_fused},       {"keys_per_task", d.keys_per_task},
         {"vector_width", d.vector_width == 0 ? natural_lanes_ : d.vector_width}};
     for (const auto& r : knobs(strategy)) p.knobs[r.name] = all.at(r.name);
     return p;

@@ -11,7 +11,7 @@
 //                (B, H or 1, ceil(Lq / q_block), 2) int32, each query tile's first and last live key block)
 //   block_mask   streaming output kernels of graphs with run-time masks: take the pre-pass's block
 //                ranges as one more input, `block_ranges`, and visit only those key blocks
-//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, proj_panels, keys_per_task, vector_width
+//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, proj_panels, proj_fused, keys_per_task, vector_width
 //                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
 //   estimate_batch, estimate_heads, estimate_length
 //                the sizes an autoscheduler plans for (B = 1, H = 8, L = 1024 unless set)
@@ -94,6 +94,7 @@ public:
     GeneratorParam<int> proj_cols{"proj_cols", defaults.proj_cols};
     GeneratorParam<int> proj_panels{"proj_panels", defaults.proj_panels};
     GeneratorParam<int> keys_per_task{"keys_per_task", defaults.keys_per_task};
+    GeneratorParam<int> proj_fused{"proj_fused", defaults.proj_fused};
     GeneratorParam<int> vector_width{"vector_width", defaults.vector_width};
     // Sizes the autoschedulers plan for (attnforge tune sets the tuned sizes).
     GeneratorParam<int> estimate_batch{"estimate_batch", 1};
@@ -187,6 +188,7 @@ private:
         k.proj_cols = proj_cols;
         k.proj_panels = proj_panels;
         k.keys_per_task = keys_per_task;
+        k.proj_fused = proj_fused;
         k.vector_width = vector_width;
         return k;
     }

@@ -87,8 +87,17 @@ struct RowOperation {
     std::vector<Halide::Func> statistics;
 };
 
+// A matrix product: its output, its reduction, the name of the Func it multiplies and its output width
+// (the same for the Q, K and V projections of one x under multi-head attention: a schedule may run them
+// in one loop nest; under GQA K and V are narrower than Q).
+struct Projection {
+    Halide::Func output, sum;
+    std::string input;
+    int columns = 0;
+};
+
 struct Roles {
-    std::vector<std::pair<Halide::Func, Halide::Func>> projections;     // (output, its reduction): linear
+    std::vector<Projection> projections;  // linear, and P·V of a P that is not a softmax
     std::vector<ScoreProduct> score_products;
     std::vector<AttentionCore> cores;
     std::vector<RowOperation> row_operations;  // layer_norm

@@ -357,7 +357,7 @@ Lowered Lower::impl(const dsl::weighted_sum_node<P, V>& n, LoweringContext& ctx)
         acc(e, q, h, b) = 0.0f;
         acc(e, q, h, b) += p.func(r, q, h, b) * v.func(e, r, h / group, b);
         out(e, q, h, b) = acc(e, q, h, b);
-        ctx.roles.projections.emplace_back(out, acc);
+        ctx.roles.projections.push_back({out, acc, {}, 0});
     }
     return {out, {Halide::Expr(V::kind::head_width), p_extents[1], p_extents[2], p_extents[3]}};
 }

@@ -28,7 +28,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     } else {
         y(o, l, b) = sum(o, l, b);
     }
-    ctx.roles.projections.emplace_back(y, sum);
+    ctx.roles.projections.push_back({y, sum, x.func.name(), Dout});
     return {y, {Halide::Expr(W::kind::out_width), x.extents[1], x.extents[2]}};
 }
 

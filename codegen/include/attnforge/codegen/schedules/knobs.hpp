@@ -41,6 +41,8 @@ struct Knobs {
     int proj_cols = 4;        // output vectors per register tile of a projection [1, 4]
     int proj_panels = 1;      // projection loop order: 1 = column panels outermost (a panel of the weights
                               // stays in L2 while every row tile passes), 0 = row tiles outermost [0, 1]
+    int proj_fused = 0;       // 1: projections of the same input and width (Q, K, V of one x) in one loop nest,
+                              // one fork/join instead of three; 0: one loop nest each [0, 1]
     int keys_per_task = 0;    // where K is packed into key panels: 0 = once per call, heads in parallel;
                               // 1 = inside each attention task, the keys its query block reads (one
                               // fork/join less; repeated per query block where q_block < Lq) [0, 1]
