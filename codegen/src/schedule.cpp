@@ -60,13 +60,14 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
 // entry, its row tiles inside, so the panel (D · 64 floats, 128 KiB at D = 512) stays in L2 across the
 // rows; the row tiles outermost (0) streamed all the weights (1 MiB at D = 512, beyond L2) once per
 // row tile: 5–9% slower on one Zen 5 core (a JIT sweep of 128–2048 rows, D = 512).
-void schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lanes) {
+// Returns the parallel loop's variable.
+Var schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lanes) {
     Func out = out_owner.func;
     const std::vector<Var> a = out.args();
     if (a.size() != 3) {  // a P·V of a non-softmax P: (e, q, h, b)
         out.compute_root().parallel(a.back()).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
         sum.compute_at(out, a[1]).vectorize(sum.args()[0], lanes, TailStrategy::GuardWithIf);
-        return;
+        return a.back();
     }
     const Var o = a[0], l = a[1], b = a[2];
     Var oo("oo"), oi("oi"), lo("lo"), li("li"), t("t");
@@ -79,6 +80,7 @@ void schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lane
         out.reorder(oi, li, oo, lo, b).fuse(lo, b, t).parallel(t);
         register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes, cols, k.proj_rows);
     }
+    return t;
 }
 
 // K, packed in panels of k_unroll vectors of keys (see lower/attention.hpp). keys_per_task 0: once per
@@ -251,13 +253,13 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knob
     std::map<std::pair<std::string, int>, Func> first_projection_of;  // by input and width
     for (const Projection& p : roles.projections) {
         const Owner owner = owner_of(p.output);
-        schedule_matrix_product(owner, p.sum, knobs, lanes);
+        const Var parallel_loop = schedule_matrix_product(owner, p.sum, knobs, lanes);
         // Projections of the same input and width (Q, K and V of one x) in one loop nest: one fork/join
         // of the thread pool instead of three. Their parallel loops fuse panels with batch entries, so
         // only products with the same panel count share one (GQA's narrower K and V share theirs).
         if (!knobs.proj_fused || p.input.empty() || !owner.func.function().same_as(p.output.function())) continue;
         auto [first, inserted] = first_projection_of.try_emplace({p.input, p.columns}, p.output);
-        if (!inserted) Func(p.output).compute_with(first->second, Var("t"));
+        if (!inserted) Func(p.output).compute_with(first->second, parallel_loop);
     }
     for (AttentionCore core : roles.cores) {
         if (core.streamed) schedule_streaming_core(core, owner_of(core.output), knobs, lanes);
