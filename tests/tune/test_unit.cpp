@@ -1,5 +1,6 @@
 // attnforge tune, piece by piece: the search space, size buckets, records (round trip, corrupt lines,
-// key matching), the kernel list's rule, and validation rejecting a wrong candidate.
+// key matching), the kernel list's rule, validation rejecting a wrong candidate, and the search keeping
+// the previous record in its final comparison.
 #define BOOST_TEST_MODULE tune_unit
 #include <boost/test/unit_test.hpp>
 
@@ -7,12 +8,15 @@
 #include <kernel_list.hpp>
 #include <problem.hpp>
 #include <records.hpp>
+#include <search.hpp>
 #include <search_space.hpp>
 #include <validate.hpp>
 
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/size_class.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -291,4 +295,35 @@ BOOST_AUTO_TEST_CASE(keys_packed_per_task_are_valid) {
             }
         }
     }
+}
+
+// The previous record's best always reaches the final comparison (it decides whether the build's kernel
+// is replaced), also when the record is from a build with fewer knobs: its point lacks the newer ones
+// and was matched against its completed trial by equality, so it silently dropped out (found on an
+// mha record from before proj_fused).
+BOOST_AUTO_TEST_CASE(an_older_records_best_reaches_the_final_comparison) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    const tune::Problem sdpa = tune::make_problem("sdpa", "output", {1, 2, 80, 80});
+    const tune::SearchSpace space({"materialized"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8, false);
+    tune::SchedulePoint old = space.default_point("materialized");
+    old.knobs["q_block"] = 4;  // slow: not among the fastest, so only its own place brings it to the final
+    old.knobs["q_unroll"] = 1;
+    old.knobs["k_unroll"] = 1;
+    old.knobs.erase("keys_per_task");
+    tune::SearchOptions o;
+    o.strategies = {"materialized"};
+    o.autoschedulers = {};
+    o.max_trials = 4;
+    o.finalists = 0;  // the final comparison: the default and the previous record, then the fastest other
+    o.previous_best = old;
+    const std::atomic<int> interrupts{0};
+    const tune::SearchOutcome out = tune::run_search(sdpa, target, o, interrupts, [](const tune::Progress&) {});
+    BOOST_REQUIRE(out.previous_index >= 0);
+    const tune::Trial& previous = out.trials.at(static_cast<std::size_t>(out.previous_index));
+    BOOST_TEST(previous.ok(), previous.status);
+    BOOST_TEST(previous.point.knobs.at("q_block") == 4);
+    BOOST_TEST(previous.point.knobs.count("keys_per_task") == 1u);
+    BOOST_TEST(std::count(out.finalists.begin(), out.finalists.end(), out.previous_index) == 1);
+    BOOST_TEST(std::count(out.finalists.begin(), out.finalists.end(), out.default_index) == 1);
+    BOOST_TEST(previous.ms > 0.0);  // timed in the final comparison, not only screened
 }

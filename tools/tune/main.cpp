@@ -74,10 +74,15 @@ void print_table(const tune::Problem& problem, const tune::SearchOutcome& out, c
         fmt::print("{:>4}  {:>9.3f}  {:>8.1f}  {:>6.1f}  {:>9.2f}x  {}\n", rank, t.ms, gflops, 100 * gflops / peak_gflops,
                    default_ms / t.ms, schedule_text(t.point));
     };
+    const tune::Trial* previous = out.previous_index >= 0 ? &out.trials[out.previous_index] : nullptr;
     int rank = 0;
     for (const auto& t : record.top)
-        if (rank < top) row(std::to_string(++rank) + (t.point == record.default_schedule.point ? "*" : ""), t);
-    fmt::print("(* the default: the build's kernel for these sizes today)\n");
+        if (rank < top)
+            row(std::to_string(++rank) + (t.point == record.default_schedule.point ? "*" : "") +
+                    (previous && t.point == previous->point ? "r" : ""),
+                t);
+    fmt::print("(* the default: the kernel list's schedule for these sizes{})\n",
+               previous ? "; r: the previous record's, which the build runs today" : ", which the build runs today");
     for (int i : out.autoschedulers) {  // those not in the table: where they stand
         const tune::Trial& t = out.trials[i];
         if (std::find(out.finalists.begin(), out.finalists.end(), i) != out.finalists.end()) continue;
@@ -139,7 +144,7 @@ int tune_main(const Options& o) {
     const Halide::Target target = Halide::get_jit_target_from_environment();
     fmt::print("attnforge tune {} ({}): {}, {} threads, {:.3f} GFLOP per call\n", o.variant, o.result, problem.describe(),
                threads, problem.flops / 1e9);
-    fmt::print("  target {}\n  size bucket {}, default: {} (the build's kernel for Lk={}), search: {}, seed {}, {}\n",
+    fmt::print("  target {}\n  size bucket {}, default: {} (the kernel list's rule for Lk={}), search: {}, seed {}, {}\n",
                target.to_string(), key.size_bucket, so.rule_strategy, problem.key_length, so.method, so.seed,
                so.max_trials ? fmt::format("{} trials", *so.max_trials) : fmt::format("budget {:.0f} s", *so.budget_seconds));
     if (previous) fmt::print("  starting from record {} ({}): {}\n", previous->id, previous->time, schedule_text(previous->best.point));

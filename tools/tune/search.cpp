@@ -54,7 +54,7 @@ public:
         if (!out_.trials[out_.default_index].ok())
             throw std::runtime_error("the default schedule itself failed: " + out_.trials[out_.default_index].status);
         // 2. The previous record's best, 3. the autoschedulers.
-        if (o_.previous_best) evaluate(*o_.previous_best, false);
+        if (o_.previous_best) out_.previous_index = evaluate(*o_.previous_best, false);
         for (const auto& a : o_.autoschedulers) {
             if (stopping()) break;
             const double need = expected_compile_seconds(a, trials_compile_average());
@@ -219,9 +219,10 @@ private:
             finalists.push_back(i);
         };
         add(out_.default_index);
-        if (o_.previous_best)
-            for (int i = 0; i < static_cast<int>(out_.trials.size()); ++i)
-                if (out_.trials[i].point == *o_.previous_best) add(i);
+        // By index, not by point: a record from a build with fewer knobs names a point without the newer
+        // ones, which never equals its trial's completed point (the previous record then silently
+        // dropped out of the comparison that decides whether it is replaced).
+        add(out_.previous_index);
         const std::vector<int> ranked = ranked_valid();
         for (std::size_t r = 0; r < ranked.size() && static_cast<int>(finalists.size()) < o_.finalists + 2; ++r)
             add(ranked[r]);

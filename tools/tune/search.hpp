@@ -3,8 +3,9 @@
 // the best few, the default and the previous record's best are then timed again in interleaved rounds
 // (measure.hpp) and the fastest of that final comparison wins if it beats the default by at least
 // min_gain (2%: smaller differences are within this machine's noise), else the default stays. Order:
-//   1. the default schedule of each searched strategy (the build's kernel for these sizes first),
-//   2. the newest matching record's best, 3. Halide's autoschedulers,
+//   1. the default schedule of each searched strategy (the kernel list's rule for these sizes first),
+//   2. the newest matching record's best (what the build runs for these sizes where a record applies),
+//   3. Halide's autoschedulers,
 //   4. the search proper: "evolutionary" (tournament selection among the fastest valid candidates,
 //      mutation to neighbouring knob values and crossover, with some random points to keep exploring)
 //      or "random" (uniform points of the search space, for comparison).
@@ -56,7 +57,8 @@ struct Progress {
 struct SearchOutcome {
     std::vector<Trial> trials;       // every candidate in evaluation order
     int best = -1;                   // index into trials
-    int default_index = -1;          // the build's default schedule
+    int default_index = -1;          // the kernel list's schedule for these sizes
+    int previous_index = -1;         // the newest matching record's best (the build's kernel where one applies)
     std::vector<int> autoschedulers; // indices of the autoscheduler candidates
     std::vector<int> finalists;      // indices timed in the final comparison
     bool interrupted = false;
