@@ -44,11 +44,12 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
         .bound_extent(s[1], rows)
         .vectorize(s[0], lanes, TailStrategy::RoundUp)
         .unroll(s[1]);
-    const RVar r = sum.rvars(0).at(0);
     Var so("so"), si("si");
+    std::vector<Halide::VarOrRVar> order{si, so, s[1]};
+    for (const RVar& r : sum.rvars(0)) order.emplace_back(r);  // every reduction variable outside the tile
     sum.update()
         .split(s[0], so, si, lanes, TailStrategy::RoundUp)
-        .reorder(si, so, s[1], r)
+        .reorder(order)
         .vectorize(si)
         .unroll(so)
         .unroll(s[1]);
@@ -262,8 +263,15 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knob
         if (!inserted) Func(p.output).compute_with(first->second, parallel_loop);
     }
     for (AttentionCore core : roles.cores) {
-        if (core.streamed) schedule_streaming_core(core, owner_of(core.output), knobs, lanes);
-        else schedule_materialized_core(core, owner_of(core.output), knobs, lanes);
+        const Owner owner = owner_of(core.output);
+        if (core.streamed) schedule_streaming_core(core, owner, knobs, lanes);
+        else schedule_materialized_core(core, owner, knobs, lanes);
+        // An attention output inside the pipeline (e, q, h, b) is stored with the heads of one query
+        // together, (e, h, q, b): the merged heads (D, L, B) that an output projection reads, each of its
+        // rows one dense run of D floats.
+        Func out = owner.func;
+        const std::vector<Var> a = out.args();
+        if (!out.function().same_as(output.func.function()) && a.size() == 4) out.reorder_storage(a[0], a[2], a[1], a[3]);
     }
     for (RowOperation op : roles.row_operations) {
         // Rows in parallel; each row's statistics computed just before the row.

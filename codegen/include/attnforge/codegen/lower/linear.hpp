@@ -6,14 +6,23 @@
 
 #include <attnforge/codegen/lower.hpp>
 
+#include <type_traits>
+#include <utility>
+
 namespace attnforge::codegen {
+
+namespace detail {
+template <class X>
+struct is_merge_heads : std::false_type {};
+template <class Y>
+struct is_merge_heads<dsl::merge_heads_node<Y>> : std::true_type {};
+}  // namespace detail
 
 template <class X, class W, class Bias>
 Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx) {
-    const Lowered x = node(n.x, ctx), w = node(n.w, ctx);
+    const Lowered w = node(n.w, ctx);
     const std::string name = ctx.name("linear");
     Halide::Var o("o"), l("l"), b("b");
-    Halide::RDom i(0, X::kind::width, "i");
     Halide::Func sum(name + "_sum"), y(name);
     sum(o, l, b) = 0.0f;
     // Output columns too, where D_out is not a whole number of the schedule's column tiles
@@ -21,7 +30,22 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     constexpr int Dout = W::kind::out_width;
     const int tile_columns = ctx.knobs.proj_cols * ctx.lanes;
     const Halide::Expr column = Dout % tile_columns == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
-    sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
+    Lowered x;
+    if constexpr (detail::is_merge_heads<X>::value) {
+        // Over merged heads (the output projection of multi-head attention) the reduction runs over
+        // (e, h) of the per-head layout, i = h·E + e, e innermost: each step's address is then linear in
+        // the loop variables (through merge_heads it paid an i / E and an i % E).
+        using Heads = std::remove_cvref_t<decltype(std::declval<X>().x)>;
+        constexpr int E = Heads::kind::head_width, H = Heads::kind::heads;
+        const Lowered heads = node(n.x.x, ctx);
+        x = {heads.func, {Halide::Expr(H * E), heads.extents[1], heads.extents[3]}};
+        Halide::RDom r(0, E, 0, H, "i");
+        sum(o, l, b) += heads.func(r.x, Halide::clamp(l, 0, heads.extents[1] - 1), r.y, b) * w.func(column, r.y * E + r.x);
+    } else {
+        x = node(n.x, ctx);
+        Halide::RDom i(0, X::kind::width, "i");
+        sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
+    }
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
         const Lowered bias = node(n.bias, ctx);
         y(o, l, b) = sum(o, l, b) + bias.func(o);
