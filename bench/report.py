@@ -39,6 +39,42 @@ def speedups(rows):
     return s
 
 
+def _dims(shape):
+    """'B=1 L=2048 D=512' -> {'B': 1, 'L': 2048, 'D': 512}"""
+    return {k: int(v) for k, v in (part.split("=") for part in shape.split())}
+
+
+def necessary_flops(variant, shape, dense_flops):
+    """The flops a cell cannot avoid: the dense count, less, under a causal mask, the score and P·V products
+    above the diagonal (L(L+1)/2 of the L² (query, key) pairs remain; projections stay whole)."""
+    if not variant.endswith("_causal"):
+        return dense_flops
+    d = _dims(shape)
+    L = d["L"]
+    attention = dense_flops if variant.startswith("sdpa") else 4 * d["B"] * L * L * d["D"]
+    return dense_flops - attention * (L - 1) / (2 * L)
+
+
+def speed_of_light(rows):
+    """Per cell: the best peer's time over the time of the cell's necessary flops at 100% of the FMA peak
+    measured in the same run: the largest "best peer ÷ ours" any fp32 implementation could reach here
+    (CONTRACT §5's 1e-4 bound rules out bf16 products, which would double the peak)."""
+    bound = {}
+    for key, impls in cells(rows).items():
+        peer_ms = [r["ms"] for name, r in impls.items() if name != OURS and r["check_ok"] is not False]
+        if OURS not in impls or not peer_ms:
+            continue
+        r = impls[OURS]
+        dense = r["gflops"] * r["ms"] * 1e6
+        ideal_ms = necessary_flops(key[0], key[1], dense) / (r["peak_gflops"] * 1e6)
+        bound[key] = min(peer_ms) / ideal_ms
+    return bound
+
+
+def geometric_mean(values):
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
 def targets(rows, memory):
     c, s = cells(rows), speedups(rows)
     ours = {k: v[OURS] for k, v in c.items() if OURS in v}
@@ -60,8 +96,9 @@ def targets(rows, memory):
         slowest = min(s, key=s.get)
         checks.append(("faster than every peer on every cell", all(v > 1 for v in s.values()),
                        f"lowest {s[slowest]:.2f}× ({slowest[0]} {slowest[1]} {slowest[2]} thr)"))
-        gm = math.exp(statistics.fmean(math.log(v) for v in s.values()))
-        checks.append(("geometric-mean speedup over the best peer ≥ 1.5×", gm >= 1.5, f"{gm:.2f}×"))
+        gm, limit = geometric_mean(s.values()), geometric_mean(speed_of_light(rows).values())
+        checks.append(("geometric-mean speedup over the best peer ≥ 1.5×", gm >= 1.5,
+                       f"{gm:.2f}× (at 100% of the FMA peak on every cell: at most {limit:.2f}×)"))
     if memory:
         checks.append(("sdpa L=16384 peak memory ≤ inputs + outputs + 64 MiB", memory["extra_mib"] <= 64,
                        f"{memory['peak_rss_mib']:.0f} MiB peak, {memory['tensors_mib']:.0f} MiB tensors, "

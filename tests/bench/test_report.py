@@ -37,7 +37,22 @@ class ReportTest(unittest.TestCase):
         self.assertFalse(t["sdpa_causal B=1 L=2048 1 thr ≤ 0.6× sdpa"][0])  # 7 / 10 = 0.70
         self.assertTrue(t["sdpa B=1 L=2048 2 threads ≥ 1.8× 1 thread"][0])  # 10 / 5 = 2.0
         self.assertFalse(t["faster than every peer on every cell"][0])  # a tie with PyTorch at 2 threads
-        self.assertEqual(t["geometric-mean speedup over the best peer ≥ 1.5×"][1], "1.59×")  # (2·1·2)^(1/3)
+        # (2·1·2)^(1/3); at 100% of the peak: (200·100·399.8)^(1/3), from test_speed_of_light
+        self.assertEqual(t["geometric-mean speedup over the best peer ≥ 1.5×"][1],
+                         "1.59× (at 100% of the FMA peak on every cell: at most 199.97×)")
+
+    def test_necessary_flops_drop_the_products_above_the_diagonal(self):
+        self.assertEqual(report.necessary_flops("sdpa", "B=1 L=4 H=8 E=64", 1000.0), 1000.0)
+        self.assertAlmostEqual(report.necessary_flops("sdpa_causal", "B=1 L=4 H=8 E=64", 1000.0), 625.0)  # 10 of 16 pairs
+        # mha B=1 L=4 D=2: projections 8·4·2² = 128 (kept whole), attention 4·4²·2 = 128 (10 of 16 pairs kept)
+        self.assertAlmostEqual(report.necessary_flops("mha_causal", "B=1 L=4 D=2", 256.0), 128.0 + 80.0)
+
+    def test_speed_of_light(self):
+        # gflops 1 and ms m mean m·1e6 dense flops; at the 100 GFLOP/s peak they take m / 100 ms
+        s = report.speed_of_light(ROWS)
+        self.assertAlmostEqual(s[("sdpa", "B=1 L=2048", 1)], 20.0 / 0.1)  # the failed peer is not the best
+        self.assertAlmostEqual(s[("sdpa", "B=1 L=2048", 2)], 5.0 / 0.05)
+        self.assertAlmostEqual(s[("sdpa_causal", "B=1 L=2048", 1)], 14.0 / (0.07 * 2049 / 4096))
 
     def test_markdown_marks_failed_checks_and_ratios(self):
         md = report.markdown({"date": "d", "command": "c", "protocol": "p", "rows": ROWS,
