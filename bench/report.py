@@ -29,13 +29,18 @@ def cells(rows):
     return out
 
 
+def best_peer_ms(impls):
+    """The fastest peer's time in a cell, over peers whose output checked ok (None: no such peer)."""
+    return min((r["ms"] for name, r in impls.items() if name != OURS and r["check_ok"] is not False), default=None)
+
+
 def speedups(rows):
-    """Per cell: best peer time / our time (> 1: we are faster), over peers whose output checked ok."""
+    """Per cell: best peer time / our time (> 1: we are faster)."""
     s = {}
     for key, impls in cells(rows).items():
-        peer_ms = [r["ms"] for name, r in impls.items() if name != OURS and r["check_ok"] is not False]
-        if OURS in impls and peer_ms:
-            s[key] = min(peer_ms) / impls[OURS]["ms"]
+        best = best_peer_ms(impls)
+        if OURS in impls and best is not None:
+            s[key] = best / impls[OURS]["ms"]
     return s
 
 
@@ -61,13 +66,13 @@ def speed_of_light(rows):
     (CONTRACT §5's 1e-4 bound rules out bf16 products, which would double the peak)."""
     bound = {}
     for key, impls in cells(rows).items():
-        peer_ms = [r["ms"] for name, r in impls.items() if name != OURS and r["check_ok"] is not False]
-        if OURS not in impls or not peer_ms:
+        best = best_peer_ms(impls)
+        if OURS not in impls or best is None:
             continue
         r = impls[OURS]
         dense = r["gflops"] * r["ms"] * 1e6
         ideal_ms = necessary_flops(key[0], key[1], dense) / (r["peak_gflops"] * 1e6)
-        bound[key] = min(peer_ms) / ideal_ms
+        bound[key] = best / ideal_ms
     return bound
 
 
@@ -78,7 +83,7 @@ def geometric_mean(values):
 def targets(rows, memory):
     c, s = cells(rows), speedups(rows)
     ours = {k: v[OURS] for k, v in c.items() if OURS in v}
-    L = lambda shape: int(shape.split("L=")[1].split()[0])
+    L = lambda shape: _dims(shape)["L"]
     checks = []
     for k, r in ours.items():
         if k[0] == "sdpa" and L(k[1]) >= 512:
