@@ -1,6 +1,7 @@
 #include <attnforge/codegen/schedules/schedule.hpp>
 
 #include <map>
+#include <variant>
 
 namespace attnforge::codegen {
 
@@ -56,23 +57,19 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
 }
 
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
-// A register tile of proj_rows rows × proj_cols vectors accumulates over all of i, then is stored.
-// proj_panels = 1: one parallel task per column panel (proj_cols vectors wide, all of i deep) and batch
+// A register tile of proj_rows rows × the plan's projection_columns accumulates over all of i, then is
+// stored. proj_panels = 1: one parallel task per column panel (projection_columns wide, all of i deep) and batch
 // entry, its row tiles inside, so the panel (D · 64 floats, 128 KiB at D = 512) stays in L2 across the
 // rows; the row tiles outermost (0) streamed all the weights (1 MiB at D = 512, beyond L2) once per
 // row tile: 5–9% slower on one Zen 5 core (a JIT sweep of 128–2048 rows, D = 512).
 // Returns the parallel loop's variable.
-Var schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lanes) {
+Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k) {
     Func out = out_owner.func;
-    const std::vector<Var> a = out.args();
-    if (a.size() != 3) {  // a P·V of a non-softmax P: (e, q, h, b)
-        out.compute_root().parallel(a.back()).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
-        sum.compute_at(out, a[1]).vectorize(sum.args()[0], lanes, TailStrategy::GuardWithIf);
-        return a.back();
-    }
+    const int lanes = tiles.lanes;
+    const std::vector<Var> a = out.args();  // (o, l, b)
     const Var o = a[0], l = a[1], b = a[2];
     Var oo("oo"), oi("oi"), lo("lo"), li("li"), t("t");
-    const int cols = k.proj_cols * lanes;
+    const int cols = tiles.projection_columns;
     out.compute_root().tile(o, l, oo, lo, oi, li, cols, k.proj_rows, out_owner.tail).vectorize(oi, lanes);
     if (k.proj_panels) {
         out.reorder(oi, li, lo, oo, b).fuse(oo, b, t).parallel(t);
@@ -84,13 +81,13 @@ Var schedule_matrix_product(Owner out_owner, Func sum, const Knobs& k, int lanes
     return t;
 }
 
-// K, packed in panels of k_unroll vectors of keys (see lower/attention.hpp). keys_per_task 0: once per
+// K, packed in panels of the plan's key_panel keys (lower/score.hpp). keys_per_task 0: once per
 // call (compute_root, heads in parallel): a copy per query block would pack every key block once per
 // query block (measured: 29% of an sdpa streaming call at L = 2048). keys_per_task 1: inside each
 // attention task, the keys its query block reads (under a band, only those): where one query block
 // covers Lq that is the same work, minus a fork/join of the thread pool and with the panels still in
 // L1/L2 when the product reads them (sdpa L = 128: 5.6% faster on 2 threads, 1% on 1).
-void pack_keys(AttentionCore core, const Halide::LoopLevel& task, const Knobs& k, int lanes) {
+void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knobs& k, int lanes) {
     Func keys = core.dot.keys;
     const std::vector<Var> a = keys.args();  // (kk, e, kt, h, b)
     if (k.keys_per_task) {
@@ -100,31 +97,33 @@ void pack_keys(AttentionCore core, const Halide::LoopLevel& task, const Knobs& k
     keys.compute_root().vectorize(a[0], lanes).parallel(a[3]);
 }
 
-// S = scale · Q·Kᵀ inside a query block: register tiles of k_unroll vectors of keys × q_unroll queries.
+// S = scale · Q·Kᵀ inside a query tile: register tiles of key_panel keys × q_unroll queries.
 // `level`: where the score tiles are made; `task`: the attention task's loop (pack_keys).
-void schedule_score_product(AttentionCore core, const Halide::LoopLevel& level, const Halide::LoopLevel& task, const Knobs& k,
-                            int lanes) {
+void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& level, const Halide::LoopLevel& task,
+                            const Tiles& tiles, const Knobs& k) {
+    const int lanes = tiles.lanes;
     Func dot = core.dot.scaled, sum = core.dot.sum;
     const std::vector<Var> d = dot.args();  // (k, q, h, b)
     Var ko("ko"), ki("ki"), qo("qo"), qi("qi");
     dot.compute_at(level)
-        .tile(d[0], d[1], ko, qo, ki, qi, k.k_unroll * lanes, k.q_unroll, TailStrategy::RoundUp)
+        .tile(d[0], d[1], ko, qo, ki, qi, tiles.key_panel, k.q_unroll, TailStrategy::RoundUp)
         .vectorize(ki, lanes)
-        .unroll(ki)  // the k_unroll vectors of a row: with the rows unrolled too, the scaled scores are
+        .unroll(ki)  // the vectors of a row: with the rows unrolled too, the scaled scores are
                      // stored straight from the accumulator registers (a loop here spilled them first)
         .unroll(qi);
-    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes, k.k_unroll * lanes, k.q_unroll);
+    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes, tiles.key_panel, k.q_unroll);
     pack_keys(core, task, k, lanes);
 }
 
 // An attention core's output (e or k, q, h, b), computed at root in blocks of q_block queries (qi
 // within a block), one parallel task t per (query block, head, batch), its innermost axis vectorized.
-void parallel_query_blocks(Owner owner, Var qi, Var t, const Knobs& k, int lanes) {
+void parallel_query_blocks(Owner owner, Var qi, Var t, const Tiles& tiles) {
     Func out = owner.func;
+    const int lanes = tiles.lanes;
     const std::vector<Var> a = out.args();
     Var qo("qo");
     out.compute_root()
-        .split(a[1], qo, qi, k.q_block, owner.tail)
+        .split(a[1], qo, qi, tiles.query_tile, owner.tail)
         .reorder(a[0], qi, qo, a[2], a[3])
         .fuse(qo, a[2], t)
         .fuse(t, a[3], t)
@@ -136,18 +135,20 @@ void parallel_query_blocks(Owner owner, Var qi, Var t, const Knobs& k, int lanes
 // wider rows (heads split out of D): P·V reads a chunk of keys of one head, and at a stride of D
 // floats those rows fall into a few L1 sets and evict each other (mha L = 2048: the V loads took the
 // most samples of the P·V loop). Where V is an input, its rows are already dense: read in place.
-void pack_values(AttentionCore core, int lanes) {
+void pack_values(const CoreCommon& core, int lanes) {
     if (!core.pack_values) return;
-    const std::vector<Var> a = core.values.args();  // (e, k, h, b)
+    Func values = core.values;
+    const std::vector<Var> a = values.args();  // (e, k, h, b)
     Var t("t");
-    core.values.compute_root().fuse(a[2], a[3], t).parallel(t).vectorize(a[0], lanes, TailStrategy::RoundUp);
+    values.compute_root().fuse(a[2], a[3], t).parallel(t).vectorize(a[0], lanes, TailStrategy::RoundUp);
 }
 
-void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k, int lanes) {
+void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const Knobs& k) {
     Func out = owner.func;
+    const int lanes = tiles.lanes;
     Var qi("qi"), t("t");
-    parallel_query_blocks(owner, qi, t, k, lanes);
-    schedule_score_product(core, Halide::LoopLevel(out, t), Halide::LoopLevel(out, t), k, lanes);
+    parallel_query_blocks(owner, qi, t, tiles);
+    schedule_score_product(core, Halide::LoopLevel(out, t), Halide::LoopLevel(out, t), tiles, k);
     reduce_row_by_lanes(core.row_max, core.row_max_lanes, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
     if (core.banded_exps) {
@@ -185,10 +186,11 @@ void schedule_materialized_core(AttentionCore core, Owner owner, const Knobs& k,
     register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes, (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
 }
 
-void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, int lanes) {
+void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Knobs& k) {
     Func out = owner.func;
+    const int lanes = tiles.lanes;
     Var qi("qi"), t("t");
-    parallel_query_blocks(owner, qi, t, k, lanes);  // matches the algorithm's query tiles exactly
+    parallel_query_blocks(owner, qi, t, tiles);  // matches the algorithm's query tiles exactly
     Func state = core.state;
     const std::vector<Var> s = state.args();  // (e, qi, qt, h, b)
     state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
@@ -196,7 +198,7 @@ void schedule_streaming_core(AttentionCore core, Owner owner, const Knobs& k, in
     state.update().reorder(s[0], s[1], rb).vectorize(s[0], lanes, TailStrategy::RoundUp);
 
     // Everything of one key block is computed inside the block loop.
-    schedule_score_product(core, Halide::LoopLevel(state, rb), Halide::LoopLevel(out, t), k, lanes);
+    schedule_score_product(core, Halide::LoopLevel(state, rb), Halide::LoopLevel(out, t), tiles, k);
     pack_values(core, lanes);
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, Halide::LoopLevel(state, rb), lanes);
     core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
@@ -234,10 +236,26 @@ int vector_lanes(const Knobs& knobs, const Halide::Target& target) {
     return knobs.vector_width > 0 ? knobs.vector_width : target.natural_vector_size<float>();
 }
 
-void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knobs& knobs,
-                    const Halide::Target& target) {
+AlgorithmPlan plan_for(const Knobs& knobs, const Halide::Target& target) {
+    Tiles tiles;
+    tiles.lanes = vector_lanes(knobs, target);
+    tiles.query_tile = knobs.q_block;
+    tiles.key_panel = knobs.k_unroll * tiles.lanes;
+    tiles.projection_columns = knobs.proj_cols * tiles.lanes;
+    if (knobs.strategy == Strategy::streaming) {
+        StreamingPlan plan{tiles};
+        plan.key_tile = knobs.k_block;
+        return plan;
+    }
+    MaterializedPlan plan{tiles};
+    plan.skip_band_panels = knobs.strategy == Strategy::materialized;
+    return plan;
+}
+
+void apply_schedule(const Roles& roles, const PipelineOutput& output, const AlgorithmPlan& plan, const Knobs& knobs) {
     if (knobs.strategy == Strategy::unscheduled) return;
-    const int lanes = vector_lanes(knobs, target);
+    const Tiles& tiles = codegen::tiles(plan);
+    const int lanes = tiles.lanes;
     bool output_owned = false;
     // The loop nest a role's result is computed in: its own Func at root, tiles rounded up (reads are
     // clamped, extra rows never consumed); or, when the pipeline output is that very Func, the output
@@ -254,7 +272,7 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knob
     std::map<std::pair<std::string, int>, Func> first_projection_of;  // by input and width
     for (const Projection& p : roles.projections) {
         const Owner owner = owner_of(p.output);
-        const Var parallel_loop = schedule_matrix_product(owner, p.sum, knobs, lanes);
+        const Var parallel_loop = schedule_matrix_product(owner, p.sum, tiles, knobs);
         // Projections of the same input and width (Q, K and V of one x) in one loop nest: one fork/join
         // of the thread pool instead of three. Their parallel loops fuse panels with batch entries, so
         // only products with the same panel count share one (GQA's narrower K and V share theirs).
@@ -262,10 +280,9 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Knob
         auto [first, inserted] = first_projection_of.try_emplace({p.input, p.columns}, p.output);
         if (!inserted) Func(p.output).compute_with(first->second, parallel_loop);
     }
-    for (AttentionCore core : roles.cores) {
-        const Owner owner = owner_of(core.output);
-        if (core.streamed) schedule_streaming_core(core, owner, knobs, lanes);
-        else schedule_materialized_core(core, owner, knobs, lanes);
+    for (const AttentionCore& core : roles.cores) {
+        const Owner owner = owner_of(common(core).output);
+        std::visit([&](const auto& c) { schedule_core(c, owner, tiles, knobs); }, core);
         // An attention output inside the pipeline (e, q, h, b) is stored with the heads of one query
         // together, (e, h, q, b): the merged heads (D, L, B) that an output projection reads, each of its
         // rows one dense run of D floats.

@@ -12,6 +12,7 @@
 #include <search_space.hpp>
 #include <validate.hpp>
 
+#include <attnforge/codegen/schedules/knobs.hpp>
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/size_class.hpp>
 
@@ -326,4 +327,28 @@ BOOST_AUTO_TEST_CASE(an_older_records_best_reaches_the_final_comparison) {
     BOOST_TEST(std::count(out.finalists.begin(), out.finalists.end(), out.previous_index) == 1);
     BOOST_TEST(std::count(out.finalists.begin(), out.finalists.end(), out.default_index) == 1);
     BOOST_TEST(previous.ms > 0.0);  // timed in the final comparison, not only screened
+}
+
+// The search space is derived from the knob table: every searched knob is a row of it, read by that
+// strategy, its values inside the row's range, its default the row's default.
+BOOST_AUTO_TEST_CASE(search_space_follows_the_knob_table) {
+    namespace cg = attnforge::codegen;
+    const tune::SearchSpace space({"materialized", "streaming"}, 16);
+    for (const std::string s : {"materialized", "streaming"}) {
+        const tune::SchedulePoint d = space.default_point(s);
+        std::size_t tuned = 0;
+        for (const cg::KnobSpec& k : cg::knob_table)
+            if (!k.tuned_values.empty() && (k.strategies & cg::strategy_bit(cg::parse_strategy(s)))) ++tuned;
+        BOOST_TEST(space.knobs(s).size() == tuned);
+        for (const auto& r : space.knobs(s)) {
+            const cg::KnobSpec* k = cg::find_knob(r.name);
+            BOOST_REQUIRE_MESSAGE(k, r.name << " is not in the knob table");
+            BOOST_TEST((k->strategies & cg::strategy_bit(cg::parse_strategy(s))) != 0u);
+            for (int v : r.values) BOOST_TEST((k->min <= v && v <= k->max), r.name << "=" << v);
+            BOOST_TEST(r.description == std::string(k->meaning));
+            BOOST_TEST(d.knobs.at(r.name) == (k->is_vector_width && k->default_value == 0 ? 16 : k->default_value));
+        }
+    }
+    // Every rule of the table is printed by --help-knobs.
+    for (const cg::KnobRule& rule : cg::knob_rules) BOOST_TEST(space.describe().find(std::string(rule.text)) != std::string::npos);
 }

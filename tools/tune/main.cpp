@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
         return status == 0 ? 0 : 2;
     }
     if (help_knobs) {
-        fmt::print("attnforge tune: the search space (codegen/include/attnforge/codegen/schedules/knobs.hpp)\n{}",
+        fmt::print("attnforge tune: the search space (the knob table, codegen/include/attnforge/codegen/schedules/knobs.hpp)\n{}",
                    tune::SearchSpace({"materialized", "streaming"}, 16).describe());
         fmt::print("  autoschedulers (no knobs): mullapudi2016, li2018, adams2019, on the unscheduled pipeline\n");
         return 0;

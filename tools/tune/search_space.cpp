@@ -11,22 +11,26 @@ namespace attnforge::tune {
 
 namespace {
 
-std::vector<KnobRange> common_knobs(int natural_lanes) {
-    std::vector<int> lanes = {8};
-    if (natural_lanes >= 16) lanes.push_back(16);
-    return {
-        {"q_block", {8, 16, 24, 32, 48, 64, 96, 128},
-         "queries per parallel task (the parallel grain of the attention core); a multiple of q_unroll and pv_unroll"},
-        {"q_unroll", {1, 2, 3, 4, 6, 8, 10, 12}, "query rows per register tile of S = Q·Kᵀ"},
-        {"k_unroll", {1, 2, 3, 4}, "key vectors per register tile of S (and per packed panel of K)"},
-        {"pv_unroll", {1, 2, 3, 4, 6}, "query rows per register tile of P·V (each row holds E/lanes vectors)"},
-        {"proj_rows", {1, 2, 4, 6, 8, 12}, "rows per register tile of a projection (the parallel grain of projections)"},
-        {"proj_cols", {1, 2, 3, 4}, "output vectors per register tile of a projection"},
-        {"proj_panels", {0, 1}, "projection loop order: 1 = column panels of the weights outermost, 0 = row tiles"},
-        {"proj_fused", {0, 1}, "projections of the same input (Q, K, V of one x) in one loop nest (1) or one each (0)"},
-        {"keys_per_task", {0, 1}, "K packed into key panels once per call (0) or inside each attention task (1)"},
-        {"vector_width", lanes, "float32 lanes of every vector (16 = AVX-512, 8 = AVX2 width)"},
-    };
+// The knobs `strategy` reads and the values searched, from the knob table: every tuned knob of the
+// strategy, vector widths above the target's left out, projection knobs only where there are projections.
+std::vector<KnobRange> table_knobs(codegen::Strategy strategy, int natural_lanes, bool projections) {
+    std::vector<KnobRange> ranges;
+    for (const codegen::KnobSpec& k : codegen::knob_table) {
+        if (k.tuned_values.empty() || !(k.strategies & codegen::strategy_bit(strategy))) continue;
+        if (k.projections_only && !projections) continue;
+        KnobRange r{std::string(k.name), {}, std::string(k.meaning)};
+        for (int v : k.tuned_values)
+            if (!k.is_vector_width || v <= natural_lanes) r.values.push_back(v);
+        ranges.push_back(std::move(r));
+    }
+    return ranges;
+}
+
+// A point's knobs over the table's defaults, as the generator would take them.
+codegen::Knobs knobs_of(const SchedulePoint& p) {
+    codegen::Knobs k = codegen::default_knobs(codegen::parse_strategy(p.strategy));
+    for (const auto& [name, value] : p.knobs) k.*codegen::find_knob(name)->member = value;
+    return k;
 }
 
 const KnobRange* find(const std::vector<KnobRange>& ranges, const std::string& name) {
@@ -55,14 +59,8 @@ SearchSpace::SearchSpace(std::vector<std::string> strategies, int natural_lanes,
     for (const auto& s : strategies_)
         if (s != "materialized" && s != "streaming")
             throw std::invalid_argument("attnforge tune: unknown strategy '" + s + "' (expected materialized or streaming)");
-    materialized_ = common_knobs(natural_lanes);
-    materialized_.push_back({"pv_key_block", {0, 32, 64, 128, 256, 512},
-                             "keys per chunk of P·V, so a chunk of V stays in L1 (0 = whole rows, one tile at a time)"});
-    streaming_ = common_knobs(natural_lanes);
-    streaming_.push_back({"k_block", {32, 64, 128, 256, 512}, "keys per streamed block of the online softmax"});
-    if (!projections)
-        for (auto* ranges : {&materialized_, &streaming_})
-            std::erase_if(*ranges, [](const KnobRange& r) { return r.name.rfind("proj_", 0) == 0; });
+    materialized_ = table_knobs(codegen::Strategy::materialized, natural_lanes, projections);
+    streaming_ = table_knobs(codegen::Strategy::streaming, natural_lanes, projections);
 }
 
 const std::vector<KnobRange>& SearchSpace::knobs(const std::string& strategy) const {
@@ -72,15 +70,11 @@ const std::vector<KnobRange>& SearchSpace::knobs(const std::string& strategy) co
 }
 
 SchedulePoint SearchSpace::default_point(const std::string& strategy) const {
-    const codegen::Knobs d{};
     SchedulePoint p{strategy, {}};
-    const std::map<std::string, int> all = {
-        {"q_block", d.q_block},     {"k_block", d.k_block},           {"q_unroll", d.q_unroll},
-        {"k_unroll", d.k_unroll},   {"pv_unroll", d.pv_unroll},       {"pv_key_block", d.pv_key_block},
-        {"proj_rows", d.proj_rows}, {"proj_cols", d.proj_cols},
-        {"proj_panels", d.proj_panels},     {"proj_fused", d.proj_fused},       {"keys_per_task", d.keys_per_task},
-        {"vector_width", d.vector_width == 0 ? natural_lanes_ : d.vector_width}};
-    for (const auto& r : knobs(strategy)) p.knobs[r.name] = all.at(r.name);
+    for (const auto& r : knobs(strategy)) {
+        const codegen::KnobSpec& k = *codegen::find_knob(r.name);
+        p.knobs[r.name] = k.is_vector_width && k.default_value == 0 ? natural_lanes_ : k.default_value;
+    }
     return p;
 }
 
@@ -135,36 +129,21 @@ SchedulePoint SearchSpace::crossover(const SchedulePoint& a, const SchedulePoint
 }
 
 bool SearchSpace::admissible(const SchedulePoint& p) const {
-    if (p.is_autoscheduler()) return true;
-    const auto& k = p.knobs;
-    const int q_block = k.at("q_block");
-    if (q_block % k.at("q_unroll") != 0 || q_block % k.at("pv_unroll") != 0) return false;
-    // Accumulators of a register tile, plus the vectors it loads, within the 32 registers of AVX-512
-    // (AVX2 has 16, where the search only finds slower points).
-    if (k.at("q_unroll") * k.at("k_unroll") + k.at("k_unroll") > 30) return false;
-    if (k.count("proj_rows") && k.at("proj_rows") * k.at("proj_cols") + k.at("proj_cols") > 30) return false;
-    return true;
+    return p.is_autoscheduler() || codegen::admissible(knobs_of(p));
 }
 
 SchedulePoint SearchSpace::repair(SchedulePoint p, std::mt19937_64& rng) const {
-    // Resample the offending knobs until the point is admissible (the defaults always are).
+    // Resample a searched knob of a failing rule until every rule holds (the defaults always do).
+    const auto& ranges = knobs(p.strategy);
     for (int attempt = 0; attempt < 64 && !admissible(p); ++attempt) {
-        const auto& ranges = knobs(p.strategy);
-        const bool tile_ok = p.knobs.at("q_unroll") * p.knobs.at("k_unroll") + p.knobs.at("k_unroll") <= 30;
-        if (!tile_ok) p.knobs["k_unroll"] = pick(find(ranges, "k_unroll")->values, rng);
-        if (p.knobs.count("proj_rows") && p.knobs.at("proj_rows") * p.knobs.at("proj_cols") + p.knobs.at("proj_cols") > 30)
-            p.knobs["proj_cols"] = pick(find(ranges, "proj_cols")->values, rng);
-        const int qb = p.knobs.at("q_block");
-        if (qb % p.knobs.at("q_unroll") != 0 || qb % p.knobs.at("pv_unroll") != 0) {
-            // The smallest q_block in range that both unrolls divide, else a new q_unroll.
-            bool fixed = false;
-            for (int v : find(ranges, "q_block")->values)
-                if (v >= qb && v % p.knobs.at("q_unroll") == 0 && v % p.knobs.at("pv_unroll") == 0) {
-                    p.knobs["q_block"] = v;
-                    fixed = true;
-                    break;
-                }
-            if (!fixed) p.knobs["q_unroll"] = pick(find(ranges, "q_unroll")->values, rng);
+        for (const codegen::KnobRule& rule : codegen::knob_rules) {
+            if (rule.holds(knobs_of(p))) continue;
+            std::vector<const KnobRange*> searched;
+            for (std::string_view name : rule.reads)
+                if (const KnobRange* r = name.empty() ? nullptr : find(ranges, std::string(name))) searched.push_back(r);
+            if (searched.empty()) continue;
+            const KnobRange& r = *searched[std::uniform_int_distribution<std::size_t>(0, searched.size() - 1)(rng)];
+            p.knobs[r.name] = pick(r.values, rng);
         }
     }
     return admissible(p) ? p : default_point(p.strategy);
@@ -172,6 +151,8 @@ SchedulePoint SearchSpace::repair(SchedulePoint p, std::mt19937_64& rng) const {
 
 std::string SearchSpace::describe() const {
     std::string s;
+    s += "  rules:\n";
+    for (const codegen::KnobRule& rule : codegen::knob_rules) s += fmt::format("    {}\n", rule.text);
     for (const std::string strategy : {"materialized", "streaming"}) {
         s += fmt::format("  {}:\n", strategy);
         for (const auto& r : knobs(strategy)) {

@@ -1,6 +1,7 @@
 // The search space of attnforge tune: per schedule strategy, every knob it reads and the values it may
 // take. Ranges are lists (not intervals) so that a neighbour is "the next value in the list", the
-// move the evolutionary search makes. Knob meanings: codegen/.../schedules/knobs.hpp.
+// move the evolutionary search makes. Everything here derives from the knob table
+// (codegen/include/attnforge/codegen/schedules/knobs.hpp): values, defaults, meanings, admissibility.
 #pragma once
 
 #include "schedule_point.hpp"
@@ -21,14 +22,14 @@ class SearchSpace {
 public:
     // strategies: the schedule-library strategies to search (materialized, streaming or both);
     // natural_lanes: the target's float32 vector width (16 with AVX-512, 8 with AVX2);
-    // projections: whether the graph has linear projections (else proj_rows/proj_cols are left out).
+    // projections: whether the graph has linear projections (else the projection knobs are left out).
     SearchSpace(std::vector<std::string> strategies, int natural_lanes, bool projections = true);
 
     const std::vector<std::string>& strategies() const { return strategies_; }
     // The knobs a strategy reads, with their ranges.
     const std::vector<KnobRange>& knobs(const std::string& strategy) const;
 
-    // The schedule the build uses when nothing is tuned: knobs.hpp's defaults.
+    // The schedule the build uses when nothing is tuned: the knob table's defaults.
     SchedulePoint default_point(const std::string& strategy) const;
     // A point from outside the search (a record, a journal) made by a build with fewer knobs: the
     // knobs it lacks take their defaults, which is what that build ran (and what the generator runs
@@ -41,8 +42,7 @@ public:
     // Knobs combined from two parents of the same strategy.
     SchedulePoint crossover(const SchedulePoint& a, const SchedulePoint& b, std::mt19937_64& rng) const;
 
-    // Whether the knobs go together: q_block a multiple of q_unroll and of pv_unroll, a register tile of
-    // S or of a projection that fits the 32 vector registers.
+    // Whether the knobs go together: every rule of the knob table (codegen::knob_rules) holds.
     bool admissible(const SchedulePoint& p) const;
 
     // Every knob of every strategy, for the help text.

@@ -12,7 +12,7 @@
 //   reads       in a predicate or modifier, any input at indices: doc_ids(b, q_idx), bias(h, i)
 //               (sequence_values<"ids", Seq>()  batch_values<"n">()  weight<...>() are what they read)
 //   composites  attention(q, k, v, masks...)  multi_head_attention<Hq, Hkv>(xq, xkv, wq, wk, wv, wo, masks...)
-//   graphs      make_graph<"name">(output)  collect_inputs(g)  signature(g)
+//   graphs      make_graph<"name">(output)  collect_inputs(g)  signature(g)  match_attention(softmax or weighted_sum)
 //   built-ins   variants::sdpa, variants::mha, ...  builtin_variants (one hana::tuple of all)
 #pragma once
 
@@ -31,6 +31,7 @@
 #include <attnforge/dsl/nodes/score.hpp>
 #include <attnforge/dsl/nodes/softmax.hpp>
 #include <attnforge/dsl/nodes/weighted_sum.hpp>
+#include <attnforge/dsl/passes/attention_pattern.hpp>
 #include <attnforge/dsl/passes/canonical.hpp>
 #include <attnforge/dsl/passes/collect_inputs.hpp>
 #include <attnforge/dsl/passes/find_softmax.hpp>

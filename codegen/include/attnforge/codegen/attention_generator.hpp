@@ -9,10 +9,10 @@
 //   result       "output" (the graph's output), "attention_weights" (its softmax labelled
 //                "attention": (B, Hq, Lq, Lk)) or "block_ranges" (the pre-pass of a block_mask kernel:
 //                (B, H or 1, ceil(Lq / q_block), 2) int32, each query tile's first and last live key block)
-//   block_mask   streaming output kernels of graphs with run-time masks: take the pre-pass's block
-//                ranges as one more input, `block_ranges`, and visit only those key blocks
-//   strategy, q_block, k_block, q_unroll, k_unroll, pv_unroll, pv_key_block, proj_rows, proj_cols, proj_panels, proj_fused, keys_per_task, vector_width
-//                the schedule knobs (codegen/include/attnforge/codegen/schedules/knobs.hpp)
+//   strategy     materialized | streaming | unscheduled
+//   every knob of the knob table (codegen/include/attnforge/codegen/schedules/knobs.hpp), with its
+//                default and its range (block_mask among them: streaming output kernels of graphs with
+//                run-time masks take the pre-pass's block ranges as one more input, `block_ranges`)
 //   estimate_batch, estimate_heads, estimate_length
 //                the sizes an autoscheduler plans for (B = 1, H = 8, L = 1024 unless set)
 //
@@ -29,9 +29,10 @@
 
 #include <Halide.h>
 
-
+#include <array>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace attnforge::codegen::generator_detail {
 
@@ -78,24 +79,14 @@ inline bool per_sequence(const dsl::tensor_spec& spec) {
 template <const auto& Variants>
 class AttentionGenerator : public Generator<AttentionGenerator<Variants>> {
 public:
-    // Every knob's default is the one in schedules/knobs.hpp.
-    static inline const cg::Knobs defaults{};
     GeneratorParam<std::string> variant{"variant", ""};
     GeneratorParam<std::string> output_kind{"result", "output"};
     GeneratorParam<std::string> strategy{"strategy", "materialized"};
-    GeneratorParam<int> block_mask{"block_mask", 0};  // 1: take the pre-pass's block ranges
-    GeneratorParam<int> q_block{"q_block", defaults.q_block};
-    GeneratorParam<int> k_block{"k_block", defaults.k_block};
-    GeneratorParam<int> q_unroll{"q_unroll", defaults.q_unroll};
-    GeneratorParam<int> k_unroll{"k_unroll", defaults.k_unroll};
-    GeneratorParam<int> pv_unroll{"pv_unroll", defaults.pv_unroll};
-    GeneratorParam<int> pv_key_block{"pv_key_block", defaults.pv_key_block};
-    GeneratorParam<int> proj_rows{"proj_rows", defaults.proj_rows};
-    GeneratorParam<int> proj_cols{"proj_cols", defaults.proj_cols};
-    GeneratorParam<int> proj_panels{"proj_panels", defaults.proj_panels};
-    GeneratorParam<int> keys_per_task{"keys_per_task", defaults.keys_per_task};
-    GeneratorParam<int> proj_fused{"proj_fused", defaults.proj_fused};
-    GeneratorParam<int> vector_width{"vector_width", defaults.vector_width};
+    // One GeneratorParam per row of the knob table, with its default and range. (Members, so that Halide
+    // finds them inside the generator object.) Halide 21 checks the range of the default only (its typed
+    // setter assigns a value given on the command line without the check), so knobs() checks every value
+    // against the table again.
+    std::array<GeneratorParam<int>, cg::knob_table.size()> knob_params = make_knob_params(std::make_index_sequence<cg::knob_table.size()>{});
     // Sizes the autoschedulers plan for (attnforge tune sets the tuned sizes).
     GeneratorParam<int> estimate_batch{"estimate_batch", 1};
     GeneratorParam<int> estimate_heads{"estimate_heads", 8};
@@ -109,6 +100,7 @@ public:
                                             "' has no softmax labelled 'attention' to expose");
             output_spec_ = output_kind.value() == "output" ? signature_.output : dsl::attention_weights_spec(g);
         });
+        const bool block_mask = knobs().block_mask != 0;
         if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
             throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
         for (const auto& spec : signature_.inputs) {
@@ -123,13 +115,14 @@ public:
     }
 
     void generate() {
-        cg::LoweringContext ctx;
+        cg::Knobs k = knobs();
+        // The pre-pass tiles queries and keys as the streaming kernel it serves.
+        if (output_kind.value() == "block_ranges") k.strategy = cg::Strategy::streaming;
+        cg::LoweringContext ctx(cg::plan_for(k, this->get_target()));
         cg::PipelineOutput output;
-        ctx.knobs = knobs();
-        ctx.lanes = cg::vector_lanes(ctx.knobs, this->get_target());
         bind_inputs(ctx);
         if (output_kind.value() == "block_ranges") return generate_block_ranges(ctx);
-        if (block_mask) {
+        if (k.block_mask) {
             GeneratorInput<Buffer<int32_t, 4>>* in = block_ranges_;
             ctx.block_ranges = [in](Expr i, Expr qt, Expr h, Expr b) { return (*in)(i, qt, h, b); };
         }
@@ -146,50 +139,50 @@ public:
         });
         output.func = *output_;
         output.same_indices = batched(output_spec_);
-        cg::apply_schedule(ctx.roles, output, ctx.knobs, this->get_target());
+        cg::apply_schedule(ctx.roles, output, ctx.plan, k);
     }
 
 private:
     // The pre-pass: the graph lowered (nothing of it is computed but its run-time masks), then the
     // block ranges of the one attention core that has run-time masks.
     void generate_block_ranges(cg::LoweringContext& ctx) {
-        ctx.knobs.strategy = cg::Strategy::streaming;
         with_variant<Variants>(variant, [&](const auto& g) { cg::Lower::node(g.output, ctx); });
-        const cg::AttentionCore* masked = nullptr;
+        const cg::CoreCommon* masked = nullptr;
         for (const auto& core : ctx.roles.cores)
-            if (!core.keeps.empty()) {
+            if (!cg::common(core).run_time.keeps.empty()) {
                 if (masked) throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() +
                                                         "' has more than one attention with run-time masks");
-                masked = &core;
+                masked = &cg::common(core);
             }
         if (!masked)
             throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() + "' has no run-time mask");
-        const cg::LiveKeyBlocks live = cg::detail::live_key_blocks(*masked, ctx.knobs);
+        const auto& plan = std::get<cg::StreamingPlan>(ctx.plan);
+        const cg::LiveKeyBlocks live = cg::detail::live_key_blocks(*masked, plan);
         Var i("i"), qt("qt"), h("h"), b("b");
         Func out = *ranges_;
         out(i, qt, h, b) = live.ranges(i, qt, h, b);
         ranges_->dim(0).set_bounds(0, 2);
-        ranges_->set_estimates({{0, 2}, {0, estimate_length / ctx.knobs.q_block}, {0, 1}, {0, estimate_batch}});
-        cg::schedule_live_key_blocks(live, out, ctx.lanes);
+        ranges_->set_estimates({{0, 2}, {0, estimate_length / plan.query_tile}, {0, 1}, {0, estimate_batch}});
+        cg::schedule_live_key_blocks(live, out, plan.lanes);
     }
 
     Estimates estimates() const { return {estimate_batch, estimate_heads, estimate_length}; }
 
+    template <std::size_t... I>
+    static std::array<GeneratorParam<int>, sizeof...(I)> make_knob_params(std::index_sequence<I...>) {
+        return {GeneratorParam<int>(std::string(cg::knob_table[I].name), cg::knob_table[I].default_value,
+                                    cg::knob_table[I].min, cg::knob_table[I].max)...};
+    }
+
     cg::Knobs knobs() const {
-        cg::Knobs k;
-        k.strategy = cg::parse_strategy(strategy);
-        k.q_block = q_block;
-        k.k_block = k_block;
-        k.q_unroll = q_unroll;
-        k.k_unroll = k_unroll;
-        k.pv_unroll = pv_unroll;
-        k.pv_key_block = pv_key_block;
-        k.proj_rows = proj_rows;
-        k.proj_cols = proj_cols;
-        k.proj_panels = proj_panels;
-        k.keys_per_task = keys_per_task;
-        k.proj_fused = proj_fused;
-        k.vector_width = vector_width;
+        cg::Knobs k = cg::default_knobs(cg::parse_strategy(strategy));
+        for (std::size_t i = 0; i < cg::knob_table.size(); ++i) {
+            try {
+                cg::set_knob(k, cg::knob_table[i].name, knob_params[i].value());
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("attnforge generator: ") + e.what());
+            }
+        }
         return k;
     }
 

@@ -1,6 +1,11 @@
 // Lower::node(node, ctx): the one generic path from a DSL graph to Halide Funcs. Lower::impl has one
 // overload per node kind, each defined in lower/<kind>.hpp; they are members of one class so that
 // every overload is visible to every other whatever the order of the headers.
+//
+// score, mask, modify and softmax are lowered together, as one attention pattern (dsl::match_attention):
+// lower/attention.hpp takes weighted_sum(softmax(layers(score(q, k))), v) or softmax(...) alone whole,
+// and lowers its score product (lower/score.hpp), its layers (lower/masks.hpp) and its core (one file per
+// strategy: lower/materialized.hpp, lower/streaming.hpp) with no state left on the context in between.
 #pragma once
 
 #include <attnforge/codegen/lowering.hpp>
@@ -13,7 +18,7 @@ struct Lower {
     // the LayerNorm feeding Q, K and V) are the same Funcs.
     template <class Node>
     static Lowered node(const Node& n, LoweringContext& ctx) {
-        const std::string key = dsl::canonical(n) + ctx.memo_suffix();
+        const std::string key = dsl::canonical(n);
         if (auto it = ctx.lowered.find(key); it != ctx.lowered.end()) return it->second;
         Lowered result = impl(n, ctx);
         ctx.lowered.emplace(key, result);
@@ -28,12 +33,6 @@ struct Lower {
     static Lowered impl(const dsl::split_heads_node<X, H>&, LoweringContext&);
     template <class X>
     static Lowered impl(const dsl::merge_heads_node<X>&, LoweringContext&);
-    template <class Q, class K>
-    static Lowered impl(const dsl::score_node<Q, K>&, LoweringContext&);
-    template <class S, class Spec>
-    static Lowered impl(const dsl::mask_node<S, Spec>&, LoweringContext&);
-    template <class S, class E>
-    static Lowered impl(const dsl::modify_node<S, E>&, LoweringContext&);
     template <class S, dsl::fixed_string Label>
     static Lowered impl(const dsl::softmax_node<S, Label>&, LoweringContext&);
     template <class P, class V>
@@ -46,19 +45,24 @@ struct Lower {
     static Lowered impl(const dsl::positional_encoding_node<X>&, LoweringContext&);
     template <class X>
     static Lowered impl(const dsl::rope_node<X>&, LoweringContext&);
+    // Raw scores outside a softmax: a graph whose result is scores. Attention kernels compute outputs
+    // or attention weights; this is refused when generating, with the node named.
+    template <class Node>
+        requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> || dsl::is_a<Node, dsl::modify_tag>)
+    static Lowered impl(const Node&, LoweringContext&);
 
-    // softmax(S) as an attention core without its weighted sum (shared by softmax and weighted_sum).
-    // `band_only`: only keys inside the band are ever read (a weighted sum restricted to it), so exps
-    // outside need no value at all.
-    template <class S, dsl::fixed_string Label>
-    static AttentionCore softmax_core(const dsl::softmax_node<S, Label>&, LoweringContext&, bool band_only);
+    // The attention pattern, whole (lower/attention.hpp).
+    template <class Score, class Layers, class Values, dsl::fixed_string Label>
+    static Lowered attention(const dsl::attention_pattern<Score, Layers, Values, Label>&, LoweringContext&);
 };
 
 }  // namespace attnforge::codegen
 
+#include <attnforge/codegen/lower/add.hpp>
 #include <attnforge/codegen/lower/attention.hpp>
-#include <attnforge/codegen/lower/elementwise.hpp>
 #include <attnforge/codegen/lower/heads.hpp>
 #include <attnforge/codegen/lower/input.hpp>
+#include <attnforge/codegen/lower/layer_norm.hpp>
 #include <attnforge/codegen/lower/linear.hpp>
-#include <attnforge/codegen/lower/masks.hpp>
+#include <attnforge/codegen/lower/positional_encoding.hpp>
+#include <attnforge/codegen/lower/rope.hpp>

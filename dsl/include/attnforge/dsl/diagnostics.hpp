@@ -8,11 +8,13 @@
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
+#include <attnforge/dsl/tags.hpp>
 
 namespace attnforge::dsl {
 
 // What a factory returns after a failed rule; it poisons the rest of the graph without new messages.
 struct error_node {
+    using tag = error_tag;
     using kind = error_node;
     static constexpr auto label = fixed_string("<error>");
 };
@@ -86,6 +88,21 @@ struct values_run_over_keys {
     static constexpr bool ok = ValueSeq == KeySeq;
     static_assert(ok, "attnforge: weighted_sum: V must run over the same key sequence as the probabilities "
                       "(node, V's sequence and the key sequence are in the instantiation line above)");
+};
+
+template <fixed_string Node, fixed_string Given, bool IsSoftmax>
+struct weighted_sum_of_softmax {
+    static constexpr bool ok = IsSoftmax;
+    static_assert(ok, "attnforge: weighted_sum: the probabilities must be a softmax, weighted_sum(softmax(s), v); "
+                      "masks and modifiers go on the scores before it (node and the given operand are in the "
+                      "instantiation line above)");
+};
+
+template <fixed_string Node, bool RawScores>
+struct softmax_of_raw_scores {
+    static constexpr bool ok = RawScores;
+    static_assert(ok, "attnforge: softmax: takes raw scores (a score, masked or modified), not probabilities "
+                      "(node in the instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string LeftKind, fixed_string RightKind>

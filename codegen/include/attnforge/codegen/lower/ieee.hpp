@@ -10,8 +10,13 @@
 
 #include <Halide.h>
 
+#include <limits>
+
 namespace attnforge::codegen {
 
 inline Halide::Expr ieee(const Halide::Expr& e) { return Halide::strict_float(e); }
+
+// A masked score.
+inline Halide::Expr minus_infinity() { return Halide::Expr(-std::numeric_limits<float>::infinity()); }
 
 }  // namespace attnforge::codegen

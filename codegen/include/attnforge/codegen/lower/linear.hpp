@@ -25,10 +25,10 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     Halide::Var o("o"), l("l"), b("b");
     Halide::Func sum(name + "_sum"), y(name);
     sum(o, l, b) = 0.0f;
-    // Output columns too, where D_out is not a whole number of the schedule's column tiles
-    // (proj_cols vectors; attnforge tune found proj_cols = 3 reading past a width of 512 without this).
+    // Output columns too, where D_out is not a whole number of the plan's column tiles (attnforge tune
+    // found tiles of 3 vectors reading past a width of 512 without this).
     constexpr int Dout = W::kind::out_width;
-    const int tile_columns = ctx.knobs.proj_cols * ctx.lanes;
+    const int tile_columns = ctx.tiles().projection_columns;
     const Halide::Expr column = Dout % tile_columns == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
     Lowered x;
     if constexpr (detail::is_merge_heads<X>::value) {

@@ -1,23 +1,35 @@
-// Schedule knobs: every tunable choice of the schedule library, with its range. The generator exposes
-// each as a GeneratorParam of the same name; generated/kernels.list and tuning records set them.
+// The knob table: every tunable choice of a generated kernel, once. Each row gives the knob's name (as
+// kernel lines, tuning records and the generator's GeneratorParams spell it), the member of Knobs it
+// sets, its default, its range (Halide checks it when the generator is given a value), the strategies
+// that read it, whether it shapes the algorithm (the AlgorithmPlan: what the Funcs are) or only the
+// schedule (how they are computed), the values `attnforge tune` searches, and its meaning.
+//
+// Everything else derives from this table: the generator's parameters (attention_generator.hpp), the
+// algorithm plan (plan_for), the tuner's search space, defaults and admissibility (tools/tune), the
+// help text of `attnforge tune --help-knobs` and docs/tuning.md (tests/codegen/test_knob_table.cpp
+// checks they agree). Adding a knob: a row here and the schedule (or plan) that reads it.
+//
+// No Halide here: the tuner and the docs read the table without the compiler.
 #pragma once
 
+#include <array>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace attnforge::codegen {
 
 enum class Strategy {
-    // A tile of scores per (batch, head, query block): all Lk scores of q_block queries, their max,
-    // exps and sum, then exps · V. Memory per thread O(q_block · Lk).
+    // A tile of scores per (batch, head, query tile): all Lk scores of the tile's queries, their max,
+    // exps and sum, then exps · V. Memory per thread O(query_tile · Lk).
     materialized,
-    // Online softmax over key blocks of k_block keys: per block its scores, block max, exps and
-    // exps · V, merged into a running (max, sum, accumulator). Never holds more than q_block ·
-    // k_block scores: memory per thread O(q_block · (k_block + E)).
+    // Online softmax over key tiles: per tile its scores, block max, exps and exps · V, merged into a
+    // running (max, sum, accumulator). Memory per thread O(query_tile · (key_tile + E)).
     streaming,
     // No schedule at all: Halide's defaults (reductions computed at root, the rest inlined). The
-    // algorithm alone, for autoschedulers (which must start from an unscheduled pipeline) and as a
-    // reference point for the schedules.
+    // materialized algorithm alone, for autoschedulers (which must start from an unscheduled pipeline)
+    // and as a reference point for the schedules.
     unscheduled,
 };
 
@@ -28,25 +40,129 @@ inline Strategy parse_strategy(const std::string& s) {
     throw std::invalid_argument("unknown schedule strategy '" + s + "' (expected materialized, streaming or unscheduled)");
 }
 
+// The value of every knob of one kernel. Defaults are the table's (default_knobs()), not written here.
 struct Knobs {
     Strategy strategy = Strategy::materialized;
-    int q_block = 32;         // queries per parallel task [4, 256], multiple of q_unroll
-    int k_block = 128;        // keys per streamed block [16, 1024] (streaming only)
-    int q_unroll = 8;         // query rows per register tile of S = Q·Kᵀ [1, 12]
-    int k_unroll = 2;         // key vectors per register tile of S [1, 4]
-    int pv_unroll = 4;        // query rows per register tile of P·V (each row holds E/lanes vectors) [1, 6]
-    int pv_key_block = 128;     // materialized P·V: keys per chunk, all of the block's rows per chunk, so a chunk of V
-                              // stays in L1 [0 = whole rows, one tile at a time; 16, 2048]
-    int proj_rows = 6;        // rows per register tile of a projection [1, 12]
-    int proj_cols = 4;        // output vectors per register tile of a projection [1, 4]
-    int proj_panels = 1;      // projection loop order: 1 = column panels outermost (a panel of the weights
-                              // stays in L2 while every row tile passes), 0 = row tiles outermost [0, 1]
-    int proj_fused = 0;       // 1: projections of the same input and width (Q, K, V of one x) in one loop nest,
-                              // one fork/join instead of three; 0: one loop nest each [0, 1]
-    int keys_per_task = 0;    // where K is packed into key panels: 0 = once per call, heads in parallel;
-                              // 1 = inside each attention task, the keys its query block reads (one
-                              // fork/join less; repeated per query block where q_block < Lq) [0, 1]
-    int vector_width = 0;     // lanes; 0 = the target's natural float32 width (16 on AVX-512, 8 on AVX2)
+    int q_block = 0, k_block = 0, k_unroll = 0, vector_width = 0, proj_cols = 0, block_mask = 0;
+    int q_unroll = 0, pv_unroll = 0, pv_key_block = 0, proj_rows = 0, proj_panels = 0, proj_fused = 0,
+        keys_per_task = 0;
 };
+
+// Which strategies read a knob (a bit set).
+enum StrategySet : unsigned { materialized_only = 1, streaming_only = 2, any_strategy = 3 };
+constexpr unsigned strategy_bit(Strategy s) { return s == Strategy::streaming ? streaming_only : materialized_only; }
+
+enum class KnobLevel {
+    algorithm,  // shapes the Funcs (the AlgorithmPlan the lowering reads): tile sizes, panels, lanes
+    schedule,   // read by the schedule only
+};
+
+struct KnobSpec {
+    std::string_view name;
+    int Knobs::*member;
+    int default_value;
+    int min, max;
+    unsigned strategies;
+    KnobLevel level;
+    std::span<const int> tuned_values;  // what `attnforge tune` searches, increasing; empty: not tuned
+    bool projections_only;              // read only where a graph has linear projections
+    bool is_vector_width;               // 0 = the target's natural width; tuned values above it are skipped
+    std::string_view meaning;
+};
+
+namespace knob_values {
+inline constexpr int q_block[] = {8, 16, 24, 32, 48, 64, 96, 128};
+inline constexpr int k_block[] = {32, 64, 128, 256, 512};
+inline constexpr int k_unroll[] = {1, 2, 3, 4};
+inline constexpr int vector_width[] = {8, 16};
+inline constexpr int proj_cols[] = {1, 2, 3, 4};
+inline constexpr int q_unroll[] = {1, 2, 3, 4, 6, 8, 10, 12};
+inline constexpr int pv_unroll[] = {1, 2, 3, 4, 6};
+inline constexpr int pv_key_block[] = {0, 32, 64, 128, 256, 512};
+inline constexpr int proj_rows[] = {1, 2, 4, 6, 8, 12};
+inline constexpr int zero_one[] = {0, 1};
+}  // namespace knob_values
+
+// clang-format off
+inline constexpr std::array knob_table = {
+    // name             member                 default min   max  strategies        level                 tuned values                    proj   lanes
+    KnobSpec{"q_block",       &Knobs::q_block,       32,  4,  256, any_strategy,    KnobLevel::algorithm, knob_values::q_block,      false, false,
+             "queries per parallel task, the query tile (Triton's BLOCK_M); a multiple of q_unroll and pv_unroll"},
+    KnobSpec{"k_block",       &Knobs::k_block,       128, 16, 1024, streaming_only, KnobLevel::algorithm, knob_values::k_block,      false, false,
+             "keys per streamed tile of the online softmax (Triton's BLOCK_N)"},
+    KnobSpec{"k_unroll",      &Knobs::k_unroll,      2,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::k_unroll,     false, false,
+             "key vectors per register tile of S = Q·Kᵀ, and per packed panel of K"},
+    KnobSpec{"vector_width",  &Knobs::vector_width,  0,   0,  16,  any_strategy,    KnobLevel::algorithm, knob_values::vector_width, false, true,
+             "float32 lanes of every vector (0 = the target's: 16 on AVX-512, 8 on AVX2)"},
+    KnobSpec{"proj_cols",     &Knobs::proj_cols,     4,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::proj_cols,    true,  false,
+             "output vectors per register tile of a projection (outputs past a whole tile are read clamped)"},
+    KnobSpec{"block_mask",    &Knobs::block_mask,    0,   0,  1,   streaming_only,  KnobLevel::algorithm, {},                        false, false,
+             "1: the kernel takes a pre-pass's live key tiles per query tile and visits only those (run-time masks)"},
+    KnobSpec{"q_unroll",      &Knobs::q_unroll,      8,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::q_unroll,     false, false,
+             "query rows per register tile of S = Q·Kᵀ"},
+    KnobSpec{"pv_unroll",     &Knobs::pv_unroll,     4,   1,  6,   any_strategy,    KnobLevel::schedule,  knob_values::pv_unroll,    false, false,
+             "query rows per register tile of P·V (each row holds E/lanes vectors)"},
+    KnobSpec{"pv_key_block",  &Knobs::pv_key_block,  128, 0,  2048, materialized_only, KnobLevel::schedule, knob_values::pv_key_block, false, false,
+             "keys per chunk of P·V, so a chunk of V stays in L1 (0 = whole rows, one tile at a time)"},
+    KnobSpec{"proj_rows",     &Knobs::proj_rows,     6,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::proj_rows,    true,  false,
+             "rows per register tile of a projection"},
+    KnobSpec{"proj_panels",   &Knobs::proj_panels,   1,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     true,  false,
+             "projection loop order: 1 = column panels of the weights outermost (a panel stays in L2), 0 = row tiles"},
+    KnobSpec{"proj_fused",    &Knobs::proj_fused,    0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     true,  false,
+             "projections of the same input and width (Q, K, V of one x) in one loop nest (1) or one each (0)"},
+    KnobSpec{"keys_per_task", &Knobs::keys_per_task, 0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     false, false,
+             "K packed into key panels once per call, heads in parallel (0), or inside each attention task (1)"},
+};
+// clang-format on
+
+inline const KnobSpec* find_knob(std::string_view name) {
+    for (const KnobSpec& k : knob_table)
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+inline Knobs default_knobs(Strategy strategy = Strategy::materialized) {
+    Knobs k;
+    k.strategy = strategy;
+    for (const KnobSpec& spec : knob_table) k.*spec.member = spec.default_value;
+    return k;
+}
+
+// Sets one knob by name, within its range; throws std::invalid_argument naming the knob otherwise.
+inline void set_knob(Knobs& knobs, std::string_view name, int value) {
+    const KnobSpec* spec = find_knob(name);
+    if (!spec) throw std::invalid_argument("unknown knob '" + std::string(name) + "'");
+    if (value < spec->min || value > spec->max)
+        throw std::invalid_argument("knob " + std::string(name) + "=" + std::to_string(value) + " is outside [" +
+                                    std::to_string(spec->min) + ", " + std::to_string(spec->max) + "]");
+    knobs.*spec->member = value;
+}
+
+// Knob values that go together. A rule names the knobs it reads: the tuner resamples one of them when
+// the rule fails.
+struct KnobRule {
+    std::string_view text;
+    std::array<std::string_view, 3> reads;
+    bool (*holds)(const Knobs&);
+};
+inline constexpr std::array knob_rules = {
+    KnobRule{"q_block is a multiple of q_unroll and of pv_unroll (whole register tiles per query tile)",
+             {"q_block", "q_unroll", "pv_unroll"},
+             [](const Knobs& k) { return k.q_block % k.q_unroll == 0 && k.q_block % k.pv_unroll == 0; }},
+    // Accumulators of a register tile plus the vectors it loads, within the 32 registers of AVX-512
+    // (AVX2 has 16, where the search only finds slower points).
+    KnobRule{"q_unroll · k_unroll + k_unroll ≤ 30 (a score tile fits the vector registers)",
+             {"k_unroll", "q_unroll", ""},
+             [](const Knobs& k) { return k.q_unroll * k.k_unroll + k.k_unroll <= 30; }},
+    KnobRule{"proj_rows · proj_cols + proj_cols ≤ 30 (a projection tile fits the vector registers)",
+             {"proj_cols", "proj_rows", ""},
+             [](const Knobs& k) { return k.proj_rows * k.proj_cols + k.proj_cols <= 30; }},
+};
+
+inline bool admissible(const Knobs& k) {
+    for (const KnobRule& rule : knob_rules)
+        if (!rule.holds(k)) return false;
+    return true;
+}
 
 }  // namespace attnforge::codegen

@@ -8,6 +8,7 @@ namespace attnforge::dsl {
 
 template <class A, class B>
 struct add_node {
+    using tag = add_tag;
     A a;
     B b;
     using kind = typename A::kind;

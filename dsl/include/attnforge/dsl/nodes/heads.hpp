@@ -10,6 +10,7 @@ namespace attnforge::dsl {
 
 template <class X, int H>
 struct split_heads_node {
+    using tag = split_heads_tag;
     X x;
     using kind = heads_kind<X::kind::seq, H, X::kind::width / H, X::kind::batched>;
     static constexpr auto label = cat("split_heads(", X::label, ", H=", int_string<H>(), ")");
@@ -34,6 +35,7 @@ constexpr auto split_heads(X x) {
 
 template <class X>
 struct merge_heads_node {
+    using tag = merge_heads_tag;
     X x;
     using kind = activation_kind<X::kind::seq, X::kind::heads * X::kind::head_width, X::kind::batched>;
     static constexpr auto label = cat("merge_heads(", X::label, ")");

@@ -13,6 +13,7 @@ namespace hana = boost::hana;
 
 template <fixed_string Name, class Kind>
 struct input_node {
+    using tag = input_tag;
     using kind = Kind;
     static constexpr auto name = Name;
     static constexpr auto label = Name;

@@ -9,6 +9,7 @@ namespace attnforge::dsl {
 
 template <class X, class G, class Bt>
 struct layer_norm_node {
+    using tag = layer_norm_tag;
     X x;
     G gamma;
     Bt beta;

@@ -10,6 +10,7 @@ struct no_bias {};
 
 template <class X, class W, class Bias = no_bias>
 struct linear_node {
+    using tag = linear_tag;
     X x;
     W w;
     Bias bias;

@@ -18,6 +18,7 @@
 namespace attnforge::dsl {
 
 struct causal_mask {
+    using tag = causal_spec_tag;
     static constexpr auto label = fixed_string("causal");
     constexpr auto children() const { return hana::make_tuple(); }
 };
@@ -25,6 +26,7 @@ inline constexpr causal_mask causal{};
 
 template <class M>
 struct key_padding_spec {
+    using tag = key_padding_spec_tag;
     M mask;
     static constexpr auto label = cat("key_padding(", M::label, ")");
     constexpr auto children() const { return hana::make_tuple(mask); }
@@ -34,6 +36,7 @@ constexpr auto key_padding(M m) { return key_padding_spec<M>{m}; }
 
 template <class M>
 struct boolean_mask_spec {
+    using tag = boolean_mask_spec_tag;
     M mask;
     static constexpr auto label = cat("boolean_mask(", M::label, ")");
     constexpr auto children() const { return hana::make_tuple(mask); }
@@ -43,6 +46,7 @@ constexpr auto boolean_mask(M m) { return boolean_mask_spec<M>{m}; }
 
 template <class Expr>
 struct predicate_spec {
+    using tag = predicate_spec_tag;
     Expr expr;
     static constexpr auto label = fixed_string("predicate");
     constexpr auto children() const { return ex::inputs_read(expr); }  // the inputs it reads
@@ -61,6 +65,7 @@ constexpr auto predicate(Fn fn) {
 // keys each query needs and skip key blocks outside it.
 template <class Expr>
 struct sliding_window_spec : predicate_spec<Expr> {
+    using tag = sliding_window_spec_tag;
     int window;
     static constexpr auto label = fixed_string("sliding_window");
 };
@@ -73,6 +78,7 @@ constexpr auto sliding_window(int window) {
 
 template <class S, class Spec>
 struct mask_node {
+    using tag = mask_tag;
     S scores;
     Spec spec;
     using kind = typename S::kind;
@@ -105,18 +111,15 @@ constexpr auto mask(S s, Spec spec) {
         constexpr bool fits = [] {
             if constexpr (!is_scores_v<SK>) return false;
             else if constexpr (SK::probabilities) return false;
-            else if constexpr (std::is_same_v<Spec, causal_mask>) return true;
-            else if constexpr (requires { Spec::mask; }) {
-                if constexpr (std::is_same_v<Spec, key_padding_spec<decltype(Spec::mask)>>)
-                    return detail::key_padding_fits<SK, typename decltype(Spec::mask)::kind>();
-                else return detail::boolean_mask_fits<SK, typename decltype(Spec::mask)::kind>();
-            } else {
-                return true;  // predicate
-            }
+            else if constexpr (is_a<Spec, key_padding_spec_tag>)
+                return detail::key_padding_fits<SK, typename decltype(Spec::mask)::kind>();
+            else if constexpr (is_a<Spec, boolean_mask_spec_tag>)
+                return detail::boolean_mask_fits<SK, typename decltype(Spec::mask)::kind>();
+            else return is_a<Spec, causal_spec_tag> || is_predicate_spec<Spec>;
         }();
         if constexpr (!diagnostic::mask_fits_scores<node, detail::spec_kind_label<Spec>, SK::label, fits>::ok) {
             return error_node{};
-        } else if constexpr (requires { Spec::expr; }) {
+        } else if constexpr (is_predicate_spec<Spec>) {
             using E = decltype(Spec::expr);
             if constexpr (!diagnostic::expression_rule<node, "a mask predicate must be boolean",
                                                        ex::checks<E>::typed &&

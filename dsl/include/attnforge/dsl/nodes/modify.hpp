@@ -13,6 +13,7 @@ namespace attnforge::dsl {
 
 template <class S, class Expr>
 struct modify_node {
+    using tag = modify_tag;
     S scores;
     Expr expr;
     using kind = typename S::kind;

@@ -10,6 +10,7 @@ namespace attnforge::dsl {
 
 template <class X>
 struct positional_encoding_node {
+    using tag = positional_encoding_tag;
     X x;
     using kind = typename X::kind;
     static constexpr auto label = cat("positional_encoding(", X::label, ")");

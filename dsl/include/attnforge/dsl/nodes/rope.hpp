@@ -15,6 +15,7 @@ namespace attnforge::dsl {
 
 template <class X>
 struct rope_node {
+    using tag = rope_tag;
     X x;
     double base;
     using kind = typename X::kind;

@@ -11,6 +11,7 @@ namespace attnforge::dsl {
 
 template <class Q, class K>
 struct score_node {
+    using tag = score_tag;
     Q q;
     K k;
     double scale;  // 0 means the default, 1/√E

@@ -10,6 +10,7 @@ namespace attnforge::dsl {
 
 template <class S, fixed_string Label>
 struct softmax_node {
+    using tag = softmax_tag;
     S scores;
     using kind = scores_kind<S::kind::seq_q, S::kind::seq_k, S::kind::heads, S::kind::batched, true>;
     static constexpr auto name = Label;
@@ -24,6 +25,8 @@ constexpr auto softmax(S s) {
     } else {
         constexpr auto node = cat("softmax(", S::label, ")");
         if constexpr (!diagnostic::expect<node, "scores (B, H, Lq, Lk)", is_scores, typename S::kind>()) {
+            return error_node{};
+        } else if constexpr (!diagnostic::softmax_of_raw_scores<node, !S::kind::probabilities>::ok) {
             return error_node{};
         } else {
             return softmax_node<S, Label>{s};

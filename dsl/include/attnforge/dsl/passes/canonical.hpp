@@ -37,7 +37,7 @@ inline std::string call(std::string_view name, const std::string& args) { return
 template <class Node>
 std::string canonical(const Node& n) {
     std::string args;
-    if constexpr (is_input<Node>::value) {
+    if constexpr (is_a<Node, input_tag>) {
         return std::string(Node::name.view()) + ":" + std::string(Node::kind::label.view());
     } else {
         hana::fold_left(n.children(), 0, [&](int i, const auto& child) {
@@ -45,25 +45,25 @@ std::string canonical(const Node& n) {
             return i + 1;
         });
     }
-    if constexpr (requires { n.q; n.k; }) {
+    if constexpr (is_a<Node, score_tag>) {
         return detail::call("score", args + ", scale=" + detail::number(n.effective_scale()));
-    } else if constexpr (requires { n.spec; }) {
+    } else if constexpr (is_a<Node, mask_tag>) {
         std::string spec(decltype(n.spec)::label.view());
-        if constexpr (requires { n.spec.expr; }) spec += "[" + ex::to_string(n.spec.expr) + "]";
+        if constexpr (is_predicate_spec<decltype(n.spec)>) spec += "[" + ex::to_string(n.spec.expr) + "]";
         return detail::call("mask", args + ", " + spec);
-    } else if constexpr (requires { n.expr; }) {
+    } else if constexpr (is_a<Node, modify_tag>) {
         return detail::call("modify", args + ", " + ex::to_string(n.expr));
-    } else if constexpr (requires { n.base; }) {
+    } else if constexpr (is_a<Node, rope_tag>) {
         return detail::call("rope", args + ", base=" + detail::number(n.base));
-    } else if constexpr (requires { n.eps; }) {
+    } else if constexpr (is_a<Node, layer_norm_tag>) {
         return detail::call("layer_norm", args + ", eps=" + detail::number(n.eps));
-    } else if constexpr (requires { Node::name; }) {
+    } else if constexpr (is_a<Node, softmax_tag>) {
         return detail::call("softmax", args + ", label=" + std::string(Node::name.view()));
     } else {
         // The label's head names the node kind: "linear(", "split_heads(", "merge_heads(", ...
         const std::string_view label = Node::label.view();
         std::string kind(label.substr(0, label.find('(')));
-        if constexpr (requires { Node::kind::heads; n.x; }) kind += "<" + std::to_string(Node::kind::heads) + ">";
+        if constexpr (is_a<Node, split_heads_tag>) kind += "<" + std::to_string(Node::kind::heads) + ">";
         return detail::call(kind, args);
     }
 }

@@ -12,10 +12,10 @@ namespace attnforge::dsl {
 
 template <fixed_string Label, class Node>
 constexpr auto find_softmax(const Node& node) {
-    if constexpr (requires { Node::name; node.scores; } && !is_input<Node>::value) {
+    if constexpr (is_a<Node, softmax_tag>) {
         if constexpr (Node::name == Label) return hana::just(node);
         else return find_softmax<Label>(node.scores);
-    } else if constexpr (is_input<Node>::value) {
+    } else if constexpr (is_a<Node, input_tag>) {
         return hana::nothing;
     } else {
         return hana::fold_left(node.children(), hana::nothing, [](auto found, auto child) {

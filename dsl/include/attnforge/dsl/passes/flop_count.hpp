@@ -27,23 +27,23 @@ template <class Node>
 double flop_count(const Node& node, const FlopSizes& s) {
     double own = 0;
     auto heads = [&](int h) { return h == runtime_heads ? s.heads : double(h); };
-    if constexpr (requires { node.w; node.x; }) {  // linear
+    if constexpr (is_a<Node, linear_tag>) {
         using X = std::remove_cvref_t<decltype(node.x)>;
         using W = std::remove_cvref_t<decltype(node.w)>;
         own = 2.0 * (X::kind::batched ? s.batch : 1.0) * s.length(X::kind::seq.view()) * W::kind::in_width *
               W::kind::out_width;
-    } else if constexpr (requires { node.q; node.k; }) {  // score
+    } else if constexpr (is_a<Node, score_tag>) {
         using K = typename std::remove_cvref_t<decltype(node)>::kind;
         using Q = std::remove_cvref_t<decltype(node.q)>;
         own = 2.0 * (K::batched ? s.batch : 1.0) * heads(K::heads) * s.length(K::seq_q.view()) *
               s.length(K::seq_k.view()) * Q::kind::head_width;
-    } else if constexpr (requires { node.probabilities; node.v; }) {  // weighted_sum
+    } else if constexpr (is_a<Node, weighted_sum_tag>) {
         using P = typename std::remove_cvref_t<decltype(node.probabilities)>::kind;
         using V = std::remove_cvref_t<decltype(node.v)>;
         own = 2.0 * (P::batched ? s.batch : 1.0) * heads(P::heads) * s.length(P::seq_q.view()) *
               s.length(P::seq_k.view()) * V::kind::head_width;
     }
-    if constexpr (requires { node.children(); }) {
+    if constexpr (!is_a<Node, input_tag>) {
         return hana::fold_left(node.children(), own, [&](double acc, const auto& child) { return acc + flop_count(child, s); });
     } else {
         return own;

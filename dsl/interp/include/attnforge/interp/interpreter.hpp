@@ -135,16 +135,17 @@ template <class S, class Spec>
 Tensor evaluate(const dsl::mask_node<S, Spec>& n, Context& ctx) {
     Tensor s = evaluate(n.scores, ctx);
     using i64 = std::int64_t;
-    if constexpr (std::is_same_v<Spec, dsl::causal_mask>) {
+    if constexpr (dsl::is_a<Spec, dsl::causal_spec_tag>) {
         ops::mask_where(s, [](i64, i64, i64 i, i64 j) { return j <= i; });  // top-left aligned
-    } else if constexpr (requires { n.spec.expr; }) {
+    } else if constexpr (dsl::is_predicate_spec<Spec>) {
         ops::mask_where(s, [&](i64 b, i64 h, i64 i, i64 j) {
             const Env env{0.0, double(b), double(h), double(i), double(j)};
             return ex::evaluate(n.spec.expr, env, DoubleBackend{&ctx.bound}) != 0.0;
         });
-    } else if constexpr (std::is_same_v<Spec, dsl::key_padding_spec<decltype(n.spec.mask)>>) {
+    } else if constexpr (dsl::is_a<Spec, dsl::key_padding_spec_tag>) {
         ops::mask_key_padding(s, evaluate(n.spec.mask, ctx));
     } else {
+        static_assert(dsl::is_a<Spec, dsl::boolean_mask_spec_tag>, "attnforge interpreter: unknown mask spec");
         ops::mask_boolean(s, evaluate(n.spec.mask, ctx));
     }
     return s;

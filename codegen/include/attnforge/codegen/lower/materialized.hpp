@@ -1,0 +1,71 @@
+// The materialized core: all Lk scores of a query tile, their row max and exps and row sum, then either
+// the probabilities exps / z (a softmax whose weights are the result) or (Σ_k exps · V) / z, the same
+// value as P · V with P = exps / z, so that no normalized P is ever materialized. Fully masked rows
+// (m = −∞, z = 0) give zero rows, never NaN; a NaN that reaches a row (z = NaN) stays NaN, never a
+// silent zero row (docs/robustness.md).
+#pragma once
+
+#include <attnforge/codegen/lower/core_inputs.hpp>
+#include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/row_reduction.hpp>
+#include <attnforge/codegen/lower/softmax_exp.hpp>
+
+#include <tuple>
+
+namespace attnforge::codegen::detail {
+
+// softmax(S) up to its row sum. `skipped_band`: the band whose key panels outside a query tile are never
+// computed (the score product skips them too); `band_only`: only keys inside it are ever read (a weighted
+// sum restricted to it), so exps outside need no value at all.
+inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::key_band& skipped_band, const Tiles& tiles,
+                                             bool band_only) {
+    MaterializedCore core;
+    fill_common(core, in);
+    Halide::Var k("k"), q("q"), h("h"), b("b");
+    const Halide::Expr Lk = in.scores.extents[0];
+    core.exps = Halide::Func(in.name + "_exps");
+    std::tie(core.row_max, core.row_max_lanes) =
+        reduce_by_lanes(in.name + "_row_max", lane_max(), core.scores, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);
+    // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
+    // (softmax_exp2(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
+    const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
+    if (skipped_band.causal) {
+        // Exps only inside the tile's band (whole vectors). Outside: 0 (what the mask gives) where the
+        // probabilities are the result; nothing where only the band is read (no pass over the rest).
+        core.exps(k, q, h, b) = band_only ? Halide::undef<float>() : Halide::Expr(0.0f);
+        Halide::RDom re(0, Lk, "re");
+        restrict_to_block_band(re, re, q, skipped_band, tiles.query_tile, tiles.lanes);
+        core.exps(re, q, h, b) = softmax_exp2(core.scores(re, q, h, b) - shift);
+        core.banded_exps = true;
+    } else {
+        core.exps(k, q, h, b) = softmax_exp2(core.scores(k, q, h, b) - shift);
+    }
+    std::tie(core.row_sum, core.row_sum_lanes) =
+        reduce_by_lanes(in.name + "_row_sum", lane_sum(), core.exps, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);
+    return core;
+}
+
+// The probabilities exps / z as the core's output.
+inline void materialized_probabilities(MaterializedCore& core, const std::string& name) {
+    Halide::Var k("k"), q("q"), h("h"), b("b");
+    Halide::Func p(name);
+    p(k, q, h, b) = ieee(Halide::select(core.row_sum(q, h, b) == 0.0f, 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b)));
+    core.output = p;
+}
+
+// (Σ_k exps · V) / z as the core's output, the sum over the keys of the pattern's band only (with the
+// query tile's granularity: keys outside every query's band of the tile have exps 0 or none at all).
+inline void materialized_weighted_sum(MaterializedCore& core, int group, int query_tile, const std::string& name) {
+    Halide::Var e("e"), q("q"), h("h"), b("b");
+    Halide::Func acc(name + "_sum"), out(name);
+    Halide::RDom r(0, core.score_extents[0], "r");
+    restrict_to_block_band(r, r, q, core.band, query_tile, 1);
+    acc(e, q, h, b) = 0.0f;
+    acc(e, q, h, b) += core.exps(r, q, h, b) * core.values(e, r, h / group, b);
+    const Halide::Expr z = core.row_sum(q, h, b);
+    out(e, q, h, b) = ieee(Halide::select(z == 0.0f, 0.0f, acc(e, q, h, b) / z));
+    core.weighted = acc;
+    core.output = out;
+}
+
+}  // namespace attnforge::codegen::detail

@@ -1,0 +1,67 @@
+// The score product of an attention pattern: S = scale · Q·Kᵀ, optionally in base 2 (·log2(e), where
+// only masks lie between it and the softmax: lower/softmax_exp.hpp), its reduction over e, and K packed
+// in panels. Lowered by lower/attention.hpp for its pattern only, never memoized apart from it.
+#pragma once
+
+#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/row_reduction.hpp>
+#include <attnforge/codegen/lower/softmax_exp.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace attnforge::codegen {
+
+// How one pattern's product is made: in base 2 or not, and the band of keys a whole query tile can
+// see (key panels outside it are never multiplied; no band: every panel).
+struct ScoreProductShape {
+    bool base2 = false;
+    dsl::key_band skipped_band;
+};
+
+namespace detail {
+
+template <class Q, class K>
+std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>& n, const ScoreProductShape& shape,
+                                                     LoweringContext& ctx) {
+    // Q and K are lowered as they would be anywhere else, so that a sub-graph they share with V (a
+    // LayerNorm) stays one Func.
+    const Lowered q = Lower::node(n.q, ctx), k = Lower::node(n.k, ctx);
+    constexpr int Hq = Q::kind::heads, Hkv = K::kind::heads;
+    constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
+    const std::string name = ctx.name("score");
+    const Tiles& tiles = ctx.tiles();
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::RDom e(0, Q::kind::head_width, "e");
+    const int P = tiles.key_panel;  // keys per score tile and per packed K panel
+    // Under a causal or sliding-window band (materialized): key panels (the score tile's width) outside
+    // the band of the query tile are never multiplied; their sums stay 0 and the mask makes them −∞.
+    restrict_to_block_band(e, kv, qi, shape.skipped_band, tiles.query_tile, P);
+    Halide::Func sum(name + "_sum"), f(name);
+    sum(kv, qi, h, b) = 0.0f;
+    // Reads clamped as in linear, so that score tiles may be rounded up. K is read through a Func of
+    // its own, packed in panels of P keys: keys(kk, e, kt) = K(kt·P + kk, e), the P keys of a panel
+    // contiguous for each e. A score register tile (P keys wide) then reads one contiguous panel with
+    // whole vector loads: no gathers, and no 4 KiB-strided rows that would thrash the L1 sets (K stored
+    // transposed whole, rows Lk apart, measured 25% slower at Lk = 2048). The clamp is here, once per
+    // packed element, not at the product's load where Halide cannot always prove it away.
+    Halide::Var kk("kk"), ke("e"), kt("kt");
+    Halide::Func keys(name + "_keys");
+    keys(kk, ke, kt, h, b) = k.func(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
+    sum(kv, qi, h, b) += q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale() * (shape.base2 ? log2_e : 1.0));
+    // extents: (Lk, Lq, Hq, B)
+    return {ScoreProduct{f, sum, keys}, Lowered{f, {k.extents[1], q.extents[1], q.extents[2], q.extents[3]}}};
+}
+
+}  // namespace detail
+
+template <class Node>
+    requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> || dsl::is_a<Node, dsl::modify_tag>)
+Lowered Lower::impl(const Node& n, LoweringContext&) {
+    throw std::invalid_argument("attnforge lowering: raw scores (" + dsl::canonical(n) +
+                                ") outside a softmax have no kernel: a graph's result is an attention output, "
+                                "a softmax's weights or a tensor computed from them");
+}
+
+}  // namespace attnforge::codegen

@@ -1,0 +1,92 @@
+// The streaming core: online softmax over key tiles, softmax(S) · V without ever holding more than
+// query_tile · key_tile scores. Fully masked rows give zero rows, never NaN (lower/materialized.hpp).
+#pragma once
+
+#include <attnforge/codegen/lower/core_inputs.hpp>
+#include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/row_reduction.hpp>
+#include <attnforge/codegen/lower/softmax_exp.hpp>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace attnforge::codegen::detail {
+
+// Online softmax over key blocks (the streaming strategy). Each block is normalized by its own max,
+// then merged into the running state: m' = max(m, m_b), l' = l·e^(m-m') + l_b·e^(m_b-m'),
+// acc' = acc·e^(m-m') + acc_b·e^(m_b-m'); the output is acc / l (0 when l = 0: every key masked).
+// Queries are tiled in the algorithm itself (q = qt·query_tile + qi), so that the key blocks a tile
+// needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
+// exactly: blocks wholly outside the band are never visited.
+inline void streamed_weighted_sum(StreamingCore& core, int group, const StreamingPlan& plan, const BlockRangeRead& block_ranges,
+                                  const std::string& name) {
+    using Halide::Expr;
+    const int Kb = plan.key_tile, Qb = plan.query_tile;
+    const Expr Lk = core.score_extents[0];
+    Halide::Var kk("kk"), qi("qi"), qt("qt"), h("h"), b("b"), e("e"), kb("kb"), q("q");
+    const Expr key = kb * Kb + kk, query = qt * Qb + qi;
+    const Expr inf = minus_infinity();
+    Halide::Func block_scores(name + "_block_scores");
+    // Scores past Lk (the last block's tail) are masked out here; the score product and the mask inputs
+    // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
+    block_scores(kk, qi, qt, h, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, h, b), inf));
+
+    const std::vector<Halide::Var> block_row{qi, qt, h, b, kb};
+    std::tie(core.block_max, core.block_max_lanes) =
+        reduce_by_lanes(name + "_block_max", lane_max(), block_scores, Kb, block_row, qi, {}, Qb, plan.lanes);
+    const Expr block_max = core.block_max(qi, qt, h, b, kb);
+    core.block_exps = Halide::Func(name + "_block_exps");
+    core.block_exps(kk, qi, qt, h, b, kb) =
+        softmax_exp2(block_scores(kk, qi, qt, h, b, kb) - ieee(Halide::select(block_max == inf, 0.0f, block_max)));
+    std::tie(core.block_sum, core.block_sum_lanes) =
+        reduce_by_lanes(name + "_block_sum", lane_sum(), core.block_exps, Kb, block_row, qi, {}, Qb, plan.lanes);
+    Halide::RDom rk(0, Kb, "rk");
+    core.block_weighted = Halide::Func(name + "_block_weighted");
+    core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
+    core.block_weighted(e, qi, qt, h, b, kb) +=
+        core.block_exps(rk, qi, qt, h, b, kb) * core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
+
+    // The merge over blocks, restricted to the blocks the tile's key band reaches, and to the range of
+    // live blocks the pre-pass found (block_mask).
+    Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
+    if (core.band.causal) rb.where(rb * Kb <= qt * Qb + (Qb - 1));
+    if (core.band.window >= 0) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window));
+    if (block_ranges && !core.run_time.keeps.empty()) {
+        const Expr hh = core.run_time.use_heads ? Expr(h) : Expr(0);
+        rb.where(rb >= block_ranges(0, qt, hh, b));
+        rb.where(rb <= block_ranges(1, qt, hh, b));
+    }
+    core.state = Halide::Func(name + "_state");
+    core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
+    const Expr m_old = core.state(e, qi, qt, h, b)[0];
+    const Expr m_block = core.block_max(qi, qt, h, b, rb);
+    const Expr m_new = Halide::max(m_old, m_block);
+    // One exp for both factors: the larger max gets factor 1, the other e^(smaller − larger) (0 when
+    // the smaller is −∞: an empty state or a wholly masked block). Both −∞: nothing yet, both 0.
+    const Expr smaller = Halide::min(m_old, m_block);
+    const Expr f = ieee(Halide::select(m_new == inf, 0.0f, softmax_exp2(smaller - m_new)));
+    const Expr keep_old = ieee(Halide::select(m_old == m_new && m_new != inf, 1.0f, f));
+    const Expr take_block = ieee(Halide::select(m_old == m_new, f, 1.0f));
+    core.state(e, qi, qt, h, b) = Halide::Tuple(
+        m_new, core.state(e, qi, qt, h, b)[1] * keep_old + core.block_sum(qi, qt, h, b, rb) * take_block,
+        core.state(e, qi, qt, h, b)[2] * keep_old + core.block_weighted(e, qi, qt, h, b, rb) * take_block);
+
+    Halide::Func out(name);
+    const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];
+    out(e, q, h, b) = ieee(Halide::select(l == 0.0f, 0.0f, core.state(e, q % Qb, q / Qb, h, b)[2] / l));
+    core.output = out;
+}
+
+inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values, int head_width, int group,
+                                        const StreamingPlan& plan, const BlockRangeRead& block_ranges, const std::string& name) {
+    StreamingCore core;
+    fill_common(core, in);
+    core.values = values;
+    core.pack_values = pack_values;
+    core.head_width = head_width;
+    streamed_weighted_sum(core, group, plan, block_ranges, name);
+    return core;
+}
+
+}  // namespace attnforge::codegen::detail

@@ -1,0 +1,37 @@
+// The algorithm plan: the sizes that shape the Funcs of a lowered graph, and nothing the schedule alone
+// decides. One type per strategy, as Triton's kernels take BLOCK_M and BLOCK_N: the lowering reads the
+// plan, never the knobs (schedules/knobs.hpp makes the plan from them, plan_for). Adding a strategy is
+// a plan type here, its core in lowering.hpp and lower/, and its schedule in src/schedules/.
+#pragma once
+
+#include <variant>
+
+namespace attnforge::codegen {
+
+// What every strategy's Funcs are tiled by.
+struct Tiles {
+    int lanes = 16;               // float32 lanes per vector: rows are reduced lane by lane (reduce_by_lanes)
+    int query_tile = 32;          // BLOCK_M: queries per attention task; bands are skipped per whole tile
+    int key_panel = 32;           // keys per packed panel of K and per score register tile (a whole number of vectors)
+    int projection_columns = 64;  // outputs per column tile of a projection: wider outputs are read clamped
+};
+
+// All Lk scores of a query tile at once (memory O(query_tile · Lk) per thread).
+struct MaterializedPlan : Tiles {
+    // Under a causal or sliding-window band, key panels outside a query tile's band are never computed.
+    // Off for the unscheduled pipeline (the algorithm as written, for Halide's autoschedulers).
+    bool skip_band_panels = true;
+};
+
+// Online softmax over key tiles (memory O(query_tile · (key_tile + E)) per thread).
+struct StreamingPlan : Tiles {
+    int key_tile = 128;  // BLOCK_N: keys per streamed tile
+};
+
+using AlgorithmPlan = std::variant<MaterializedPlan, StreamingPlan>;
+
+inline const Tiles& tiles(const AlgorithmPlan& plan) {
+    return std::visit([](const Tiles& t) -> const Tiles& { return t; }, plan);
+}
+
+}  // namespace attnforge::codegen

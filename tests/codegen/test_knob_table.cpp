@@ -1,0 +1,94 @@
+// The knob table is the one place a knob is defined: these tests fail when the generator's parameters,
+// the plan made from the knobs, or the table itself disagree with it. (The tuner's search space is
+// checked against it in tests/tune/test_unit.cpp, the docs in tests/codegen/check_knob_docs.cmake.)
+#define BOOST_TEST_MODULE knob_table
+#include <attnforge/codegen/schedules/knobs.hpp>
+#include <attnforge/codegen/schedules/schedule.hpp>
+
+#include <Halide.h>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace cg = attnforge::codegen;
+
+BOOST_AUTO_TEST_CASE(every_row_is_consistent) {
+    std::set<std::string_view> names;
+    for (const cg::KnobSpec& k : cg::knob_table) {
+        BOOST_TEST_CONTEXT(k.name) {
+            BOOST_TEST(names.insert(k.name).second, "named twice");
+            BOOST_TEST(k.min <= k.default_value);
+            BOOST_TEST(k.default_value <= k.max);
+            BOOST_TEST(k.strategies != 0u);
+            BOOST_TEST(!k.meaning.empty());
+            BOOST_TEST(std::is_sorted(k.tuned_values.begin(), k.tuned_values.end()));
+            for (int v : k.tuned_values) BOOST_TEST((k.min <= v && v <= k.max), v << " outside [" << k.min << ", " << k.max << "]");
+        }
+    }
+    // Members are distinct: a copy-pasted row would set one knob twice and another never.
+    for (std::size_t i = 0; i < cg::knob_table.size(); ++i)
+        for (std::size_t j = i + 1; j < cg::knob_table.size(); ++j)
+            BOOST_TEST((cg::knob_table[i].member != cg::knob_table[j].member), cg::knob_table[i].name << " and " << cg::knob_table[j].name);
+    BOOST_TEST(cg::admissible(cg::default_knobs()));
+}
+
+BOOST_AUTO_TEST_CASE(set_knob_checks_name_and_range) {
+    cg::Knobs k = cg::default_knobs();
+    cg::set_knob(k, "q_block", 64);
+    BOOST_TEST(k.q_block == 64);
+    BOOST_CHECK_THROW(cg::set_knob(k, "q_block", 100000), std::invalid_argument);
+    BOOST_CHECK_THROW(cg::set_knob(k, "no_such_knob", 1), std::invalid_argument);
+}
+
+// The generator declares one GeneratorParam per row and refuses values outside the row's range when it
+// builds the pipeline (Halide itself checks only the default).
+BOOST_AUTO_TEST_CASE(generator_params_follow_the_table) {
+    const Halide::GeneratorContext context(Halide::get_host_target());
+    auto generator_with = [&](const cg::KnobSpec& k, int value) {
+        auto g = Halide::Internal::GeneratorRegistry::create("attnforge_attention", context);
+        BOOST_REQUIRE(g);
+        g->set_generatorparam_value("variant", "sdpa");
+        g->set_generatorparam_value("strategy", "streaming");
+        g->set_generatorparam_value(std::string(k.name), std::to_string(value));
+        return g;
+    };
+    for (const cg::KnobSpec& k : cg::knob_table) {
+        BOOST_TEST_CONTEXT(k.name) {
+            BOOST_CHECK_THROW(generator_with(k, k.max + 1)->build_pipeline(), std::invalid_argument);
+            BOOST_CHECK_THROW(generator_with(k, k.min - 1)->build_pipeline(), std::invalid_argument);
+        }
+    }
+    // In range (the defaults): the pipeline builds.
+    auto g = Halide::Internal::GeneratorRegistry::create("attnforge_attention", context);
+    g->set_generatorparam_value("variant", "sdpa");
+    BOOST_CHECK_NO_THROW(g->build_pipeline());
+}
+
+// The algorithm knobs make the plan; the schedule knobs never change it.
+BOOST_AUTO_TEST_CASE(plan_reads_the_algorithm_knobs_only) {
+    const Halide::Target avx512("x86-64-linux-avx512_skylake");
+    for (cg::Strategy s : {cg::Strategy::materialized, cg::Strategy::streaming}) {
+        const cg::Knobs base = cg::default_knobs(s);
+        const cg::Tiles t = cg::tiles(cg::plan_for(base, avx512));
+        BOOST_TEST(t.lanes == 16);
+        BOOST_TEST(t.query_tile == base.q_block);
+        BOOST_TEST(t.key_panel == base.k_unroll * 16);
+        BOOST_TEST(t.projection_columns == base.proj_cols * 16);
+        for (const cg::KnobSpec& k : cg::knob_table) {
+            if (k.level != cg::KnobLevel::schedule) continue;
+            cg::Knobs changed = base;
+            changed.*k.member = k.max;
+            const cg::Tiles u = cg::tiles(cg::plan_for(changed, avx512));
+            BOOST_TEST((u.lanes == t.lanes && u.query_tile == t.query_tile && u.key_panel == t.key_panel &&
+                        u.projection_columns == t.projection_columns),
+                       k.name << " is a schedule knob but changed the plan");
+        }
+    }
+    cg::Knobs streaming = cg::default_knobs(cg::Strategy::streaming);
+    streaming.k_block = 256;
+    BOOST_TEST(std::get<cg::StreamingPlan>(cg::plan_for(streaming, avx512)).key_tile == 256);
+    BOOST_TEST(std::get<cg::MaterializedPlan>(cg::plan_for(cg::default_knobs(), avx512)).skip_band_panels);
+    BOOST_TEST(!std::get<cg::MaterializedPlan>(cg::plan_for(cg::default_knobs(cg::Strategy::unscheduled), avx512)).skip_band_panels);
+}
