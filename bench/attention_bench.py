@@ -11,7 +11,7 @@ the best peak seen for that thread count ran on a machine that was not quiet (an
 work), so it is discarded and taken again (at most 3 times per cell; the count is reported). Every
 % of peak uses the peak of the kept rounds. Flops are the dense count (causal counted dense) for everyone.
 Before timing a shape, each peer's output is checked against ours on the same random inputs
-(CONTRACT §5: max|peer − ours| ≤ 1e-4·(1 + max|ours|)).
+(docs/contract.md §5: max|peer − ours| ≤ 1e-4·(1 + max|ours|)).
 """
 import argparse
 import datetime

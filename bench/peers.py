@@ -2,7 +2,7 @@
 
 Each peer's prepare(variant, inputs, threads) returns a callable that computes the output from
 NumPy inputs already converted once (conversion is not timed), or None when it has no equivalent.
-Conventions match CONTRACT §1: projections multiply on the right (x · W, W of shape (D_in, D_out)),
+Conventions match docs/contract.md §1: projections multiply on the right (x · W, W of shape (D_in, D_out)),
 heads are contiguous column blocks, causal is top-left aligned, no biases.
 """
 import numpy as np

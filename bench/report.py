@@ -63,7 +63,7 @@ def necessary_flops(variant, shape, dense_flops):
 def speed_of_light(rows):
     """Per cell: the best peer's time over the time of the cell's necessary flops at 100% of the FMA peak
     measured in the same run: the largest "best peer ÷ ours" any fp32 implementation could reach here
-    (CONTRACT §5's 1e-4 bound rules out bf16 products, which would double the peak)."""
+    (docs/contract.md §5's 1e-4 bound rules out bf16 products, which would double the peak)."""
     bound = {}
     for key, impls in cells(rows).items():
         best = best_peer_ms(impls)

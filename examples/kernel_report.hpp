@@ -1,5 +1,5 @@
 // What every kernel example prints: the generated kernel (the one the rule picks) against the reference
-// interpreter on the same inputs — max |error| and CONTRACT §5's bound — and the kernel's time.
+// interpreter on the same inputs — max |error| and docs/contract.md §5's bound — and the kernel's time.
 #pragma once
 
 #include <attnforge/runtime/run.hpp>

@@ -1,5 +1,5 @@
 // Runs the project's generated kernels through the attnforge runtime API and checks them against
-// attnforge's reference interpreter (CONTRACT §5's bound); exit status 1 if any is off.
+// attnforge's reference interpreter (docs/contract.md §5's bound); exit status 1 if any is off.
 #include "my_variants.hpp"
 
 #include <attnforge/interp/interpreter.hpp>

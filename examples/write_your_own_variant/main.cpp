@@ -1,4 +1,4 @@
-// Write your own variant (my_variant.hpp, the README's "Writing a graph" snippet): its signature, its
+// Write your own variant (my_variant.hpp, the "Writing a graph" snippet of docs/dsl.md): its signature, its
 // kernels — generated at build time from this folder's kernels.list — against the reference interpreter
 // with their time, and one property: query 0 sees key 0 only (kv_idx <= q_idx), so its weight is 1.
 #include "my_variant.hpp"

@@ -1,5 +1,5 @@
 // Write your own variant: a cross-attention graph with grouped-query heads, a score modifier and a
-// sliding-window predicate, in the DSL. This is the README's "Writing a graph" snippet; the example's
+// sliding-window predicate, in the DSL. This is the "Writing a graph" snippet of docs/dsl.md; the example's
 // CMakeLists.txt generates its kernels with attnforge_add_kernel_library, as a project of its own would.
 #pragma once
 

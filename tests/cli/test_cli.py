@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""CLI tests for `attnforge list`, `run` and `bench --json` (CONTRACT §3, §4).
+"""CLI tests for `attnforge list`, `run` and `bench --json` (docs/contract.md §3, §4).
 
 Round trips: for every variant `attnforge list --json` shows, NumPy writes inputs of the listed
 shapes, both engines run, and the kernel's output and attention weights agree with the
-interpreter's within CONTRACT §5. Errors: every exit-status-2 case leaves no output file and says
+interpreter's within docs/contract.md §5. Errors: every exit-status-2 case leaves no output file and says
 what was expected on one stderr line.
 
 Usage: test_cli.py PATH/TO/attnforge   (run by CTest)

@@ -6,7 +6,7 @@ expected output (float64 '<f8') and, for small cases, the expected attention wei
 manifest `case.txt` that maps every input name to its file. The D = 512 weights are shared by all
 cases (data/weights512/) to keep the repository small.
 
-This oracle is written from CONTRACT.md alone, in plain NumPy; it shares no code with the C++
+This oracle is written from the public contract (docs/contract.md) alone, in plain NumPy; it shares no code with the C++
 interpreter. Inputs are multiples of 1/64 (activations) and 1/256 (weights), exactly representable in
 float32, so float32 inputs and the float64 oracle see the same numbers.
 

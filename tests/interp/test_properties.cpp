@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(intermediates_only_on_request) {
 }
 
 BOOST_AUTO_TEST_CASE(a_bias_is_added_after_the_product) {
-    // CONTRACT §1: Q = X · Wq + bq.
+    // docs/contract.md §1: Q = X · Wq + bq.
     constexpr auto x = dsl::activation<"x", 8>();
     constexpr auto w = dsl::weight<"w", 8, 4>();
     constexpr auto with_bias = dsl::make_graph<"with_bias">(dsl::linear(x, w, dsl::weight_vector<"b", 4>()));

@@ -1,4 +1,4 @@
-// .npy reading and writing (CONTRACT §4) against files NumPy wrote (tests/io/make_npy_cases.py), and
+// .npy reading and writing (docs/contract.md §4) against files NumPy wrote (tests/io/make_npy_cases.py), and
 // the rejection, with a clear message, of everything the contract rules out.
 #define BOOST_TEST_MODULE io_npy
 #include <boost/test/unit_test.hpp>

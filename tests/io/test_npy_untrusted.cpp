@@ -2,7 +2,7 @@
 // case of tests/fuzz/regressions (and whatever libFuzzer found and we fixed) is either a valid file or
 // an attnforge::input_error with a message — never another exception, a crash or an allocation the
 // file's size does not justify (the sanitizer build runs this test too). Plus the messages of the
-// cases CONTRACT §4 names.
+// cases docs/contract.md §4 names.
 #define BOOST_TEST_MODULE io_npy_untrusted
 #include <boost/test/unit_test.hpp>
 

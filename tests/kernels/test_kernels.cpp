@@ -1,6 +1,6 @@
 // Every kernel of the registry against the reference interpreter, on shapes that cover B ∈ {1, 3},
 // lengths ∈ {1, 7, 64, 129, 1000}, Lq ≠ Lk, fully masked rows (padding, attention masks) and logits
-// of ~1e4, within CONTRACT §5: max |kernel - interpreter| ≤ 1e-4 · (1 + max |interpreter|).
+// of ~1e4, within docs/contract.md §5: max |kernel - interpreter| ≤ 1e-4 · (1 + max |interpreter|).
 // One test case per variant family; every kernel of a variant (each strategy, and its attention
 // weights) is run on the same inputs, whatever size class the rule would give it.
 #define BOOST_TEST_MODULE kernels

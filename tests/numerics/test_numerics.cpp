@@ -1,9 +1,9 @@
 // Numerics of every attention kernel against the float64 interpreter and against the policy the
-// README's "Bad input, numerics and threads" section states:
+// docs/robustness.md states:
 //   - NaN or ±Inf in a query row reaches only that output row; in a key or value row, only rows of
 //     its own batch entry and head (for layers: its own batch entry); never a silent zero row;
 //   - fully masked rows give exact zeros (and logsumexp -inf in the interpreter), never NaN;
-//   - tiny and huge magnitudes and long rows (Lk = 16384) stay within CONTRACT §5.
+//   - tiny and huge magnitudes and long rows (Lk = 16384) stay within docs/contract.md §5.
 //   - logits of exactly ±1e4 (and tests/kernels checks every kernel with logits of ~1e4).
 #define BOOST_TEST_MODULE numerics
 #include <boost/test/unit_test.hpp>

@@ -1,5 +1,5 @@
 // The attnforge command's sub-commands, as a library: main.cpp only parses arguments and calls these.
-// Each returns the process exit status (CONTRACT §3): 0 success, 2 bad usage or bad input, 1 other.
+// Each returns the process exit status (docs/contract.md §3): 0 success, 2 bad usage or bad input, 1 other.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// with_exit_status: a command's body, its exceptions turned into CONTRACT §3's exit status with one line
+// with_exit_status: a command's body, its exceptions turned into docs/contract.md §3's exit status with one line
 // on stderr: attnforge::input_error (bad usage or input) → 2, any other exception → 1.
 #pragma once
 

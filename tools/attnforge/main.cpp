@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "tune") return forward_to_tuner(argc, argv);
     CLI::App app{"attnforge: fast transformer attention on CPUs, generated ahead of time from a DSL"};
     app.require_subcommand(1);
-    // One line on stderr for bad usage (CONTRACT §3).
+    // One line on stderr for bad usage (docs/contract.md §3).
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return std::string("attnforge: ") + e.what() + " (see attnforge --help)\n";
     });

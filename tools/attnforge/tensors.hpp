@@ -1,4 +1,4 @@
-// Between .npy files and the engines' tensors, with the contract's dtype rules (CONTRACT §4).
+// Between .npy files and the engines' tensors, with the contract's dtype rules (docs/contract.md §4).
 #pragma once
 
 #include <attnforge/interp/tensor.hpp>

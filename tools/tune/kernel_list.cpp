@@ -24,7 +24,7 @@ std::vector<KernelLine> read_kernel_list(const std::string& path) {
             const auto eq = knob.find('=');
             if (eq == std::string::npos) throw std::runtime_error(path + ":" + std::to_string(number) + ": bad knob '" + knob + "'");
             // block_mask adds the pre-pass's input, which candidates compiled just in time do not get:
-            // the tuner tunes the kernel without it (README, "Tuning").
+            // the tuner tunes the kernel without it (docs/tuning.md).
             if (knob.substr(0, eq) == "block_mask") continue;
             k.knobs[knob.substr(0, eq)] = std::stoi(knob.substr(eq + 1));
         }

@@ -150,17 +150,23 @@ SchedulePoint SearchSpace::repair(SchedulePoint p, std::mt19937_64& rng) const {
 }
 
 std::string SearchSpace::describe() const {
-    std::string s;
-    s += "  rules:\n";
-    for (const codegen::KnobRule& rule : codegen::knob_rules) s += fmt::format("    {}\n", rule.text);
-    for (const std::string strategy : {"materialized", "streaming"}) {
-        s += fmt::format("  {}:\n", strategy);
-        for (const auto& r : knobs(strategy)) {
-            std::string values;
-            for (int v : r.values) values += (values.empty() ? "" : ",") + std::to_string(v);
-            s += fmt::format("    {:<13} {{{}}}  {}\n", r.name, values, r.description);
-        }
+    // The knob table as Markdown (docs/tuning.md prints this very text; tests/tune/check_knob_docs.cmake
+    // compares), then the rules.
+    std::string s = "| knob | level | strategies | default | range | searched | meaning |\n"
+                    "| --- | --- | --- | ---: | --- | --- | --- |\n";
+    for (const codegen::KnobSpec& k : codegen::knob_table) {
+        std::string values;
+        for (int v : k.tuned_values)
+            if (!k.is_vector_width || v <= natural_lanes_) values += (values.empty() ? "" : ", ") + std::to_string(v);
+        const char* strategies = k.strategies == codegen::any_strategy ? "both"
+                                 : k.strategies == codegen::streaming_only ? "streaming"
+                                                                           : "materialized";
+        s += fmt::format("| `{}` | {} | {} | {} | [{}, {}] | {} | {} |\n", k.name,
+                         k.level == codegen::KnobLevel::algorithm ? "algorithm" : "schedule", strategies, k.default_value,
+                         k.min, k.max, values.empty() ? "not searched" : values, k.meaning);
     }
+    s += "\nRules a searched point must satisfy:\n";
+    for (const codegen::KnobRule& rule : codegen::knob_rules) s += fmt::format("- {}\n", rule.text);
     return s;
 }
 

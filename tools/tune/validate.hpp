@@ -1,5 +1,5 @@
 // Validation of candidates, before any is timed: on the small validation problem against the reference
-// interpreter (float64), with CONTRACT's bound max |kernel − reference| ≤ 1e-4 · (1 + max |reference|);
+// interpreter (float64), with the bound of docs/contract.md §5 max |kernel − reference| ≤ 1e-4 · (1 + max |reference|);
 // at the tuned size against the default schedule's output, with the same bound.
 #pragma once
 

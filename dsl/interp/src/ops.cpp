@@ -9,7 +9,7 @@ namespace attnforge::interp::ops {
 namespace {
 using i64 = std::int64_t;
 
-// The KV head that query head h reads (CONTRACT §1): ⌊h / (Hq/Hkv)⌋.
+// The KV head that query head h reads (docs/contract.md §1): ⌊h / (Hq/Hkv)⌋.
 i64 group_size(i64 hq, i64 hkv, const char* what) {
     if (hkv <= 0 || hq % hkv != 0)
         throw input_error(std::string(what) + ": query heads Hq=" + std::to_string(hq) +
@@ -127,7 +127,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
         for (i64 d = 0; d < D; ++d) mean += in[d];
         mean /= double(D);
         for (i64 d = 0; d < D; ++d) var += (in[d] - mean) * (in[d] - mean);
-        var /= double(D);  // biased variance (CONTRACT §1)
+        var /= double(D);  // biased variance (docs/contract.md §1)
         const double inv = 1.0 / std::sqrt(var + eps);
         for (i64 d = 0; d < D; ++d) out[d] = (in[d] - mean) * inv * gamma.data[d] + beta.data[d];
     }

@@ -1,4 +1,4 @@
-// The built-in variants (CONTRACT §2 and more), each defined once in the DSL, one file per idea in
+// The built-in variants (docs/contract.md §2 and more), each defined once in the DSL, one file per idea in
 // variants/. Kernels, the interpreter, the CLI and the tests all reach them through
 // `builtin_variants`; generated/kernels.list says which kernels the build makes of each.
 #pragma once
@@ -28,7 +28,7 @@
 
 namespace attnforge::dsl {
 
-// Every built-in variant, in one list: CONTRACT §2 first, then the demonstrations beyond it.
+// Every built-in variant, in one list: docs/contract.md §2 first, then the demonstrations beyond it.
 inline constexpr auto builtin_variants = hana::make_tuple(
     variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha, variants::mha_causal,
     variants::mha_padding, variants::cross_attention, variants::gqa, variants::self_attention_layer,

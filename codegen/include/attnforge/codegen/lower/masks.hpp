@@ -1,4 +1,4 @@
-// The layers of an attention pattern between its score product and its softmax (CONTRACT §1, docs/contract.md):
+// The layers of an attention pattern between its score product and its softmax (docs/contract.md §1):
 // a mask makes the scores of the pairs it removes −∞, and −∞ stays −∞ through any later modifier.
 // apply_layer lowers one layer over the scores below it; a mask known only at run time also adds its
 // keep(k, q, h, b) to the pattern's RunTimeKeeps (the block-mask pre-pass reads them).

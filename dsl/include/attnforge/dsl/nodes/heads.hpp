@@ -1,4 +1,4 @@
-// split_heads / merge_heads: heads are contiguous column blocks (CONTRACT §1). Head h of a width-D
+// split_heads / merge_heads: heads are contiguous column blocks (docs/contract.md §1). Head h of a width-D
 // activation is columns [h·E, (h+1)·E), E = D / H.
 //   split_heads<H>: (B, L, D) -> (B, H, L, D/H)        merge_heads: (B, H, L, E) -> (B, L, H·E)
 #pragma once

@@ -1,5 +1,5 @@
 // layer_norm: (x - mean) / sqrt(var + eps) · gamma + beta over the last axis, biased variance,
-// eps = 1e-5 unless given (CONTRACT §1).
+// eps = 1e-5 unless given (docs/contract.md §1).
 #pragma once
 
 #include <attnforge/dsl/diagnostics.hpp>

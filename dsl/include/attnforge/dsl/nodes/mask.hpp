@@ -1,6 +1,6 @@
 // mask: removes (query, key) pairs from the attention. A masked score becomes -inf, stays -inf through
 // any later score modifier, and gets weight exactly 0; a row with every key masked gives zero weights
-// and a zero output row (CONTRACT §1). Mask kinds:
+// and a zero output row (docs/contract.md §1). Mask kinds:
 //   causal                query i sees keys j <= i. For Lq != Lk the alignment is top-left: query i
 //                         sees keys 0..i, as torch.tril(ones(Lq, Lk)) and SDPA's is_causal.
 //   key_padding(m)        m (B, Lk) bool, true = padded key, ignored (PyTorch's convention)

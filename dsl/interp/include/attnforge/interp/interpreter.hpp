@@ -1,5 +1,5 @@
 // The reference interpreter: evaluates any DSL graph on host tensors with float64 arithmetic. It is
-// the spec every generated kernel is validated against (CONTRACT §1, §5).
+// the spec every generated kernel is validated against (docs/contract.md §1, §5).
 //
 //     auto r = attnforge::interp::evaluate(attnforge::dsl::variants::mha, {{"x", x}, {"wq", wq}, ...});
 //     r.output                                   // (B, L, 512)

@@ -1,4 +1,4 @@
-// .npy files (CONTRACT §4).
+// .npy files (docs/contract.md §4).
 // Read: format versions 1.0-3.0, C order, little-endian; dtypes <f4 (tensors), |b1 or |u1 (masks),
 //       <f8 (accepted; callers converting it to float32 warn). Everything else is rejected with an
 //       attnforge::input_error naming the file, what was expected and what was found.
