@@ -7,9 +7,9 @@ include(CMakePackageConfigHelpers)
 install(DIRECTORY
           ${PROJECT_SOURCE_DIR}/dsl/include/
           ${PROJECT_SOURCE_DIR}/dsl/interp/include/
-          ${PROJECT_SOURCE_DIR}/dsl/io/include/
+          ${PROJECT_SOURCE_DIR}/io/include/
           ${PROJECT_SOURCE_DIR}/codegen/include/
-          ${PROJECT_SOURCE_DIR}/codegen/runtime/include/
+          ${PROJECT_SOURCE_DIR}/runtime/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(target IN ITEMS attnforge_interp attnforge_io attnforge_codegen attnforge_tensor attnforge_runtime_core)
   target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -28,5 +28,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/attnforgeConfig.cmake.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/attnforgeConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/attnforgeConfig.cmake ${PROJECT_BINARY_DIR}/attnforgeConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/AttnforgeKernels.cmake ${PROJECT_SOURCE_DIR}/cmake/AttnforgeKernelLibrary.cmake
-              ${PROJECT_SOURCE_DIR}/codegen/runtime/src/registry.cpp.in
+              ${PROJECT_SOURCE_DIR}/runtime/src/registry.cpp.in
         DESTINATION ${package_dir})

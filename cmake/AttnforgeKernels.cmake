@@ -13,7 +13,7 @@
 # them in their size bucket; their "@record=<id>" field names the record. The strategies `adams2019`,
 # `mullapudi2016` and `li2018` run the unscheduled pipeline through that Halide autoscheduler. A line
 # with the knob `block_mask=1` (streaming, a graph with run-time masks) also gets its pre-pass
-# kernel, <name>__block_ranges, which the runtime calls first (codegen/runtime/src/run.cpp).
+# kernel, <name>__block_ranges, which the runtime calls first (runtime/src/run.cpp).
 #
 # Options:
 #   ATTNFORGE_KERNEL_TARGETS  Halide target(s) for every kernel. "host" (default) is the build machine;
