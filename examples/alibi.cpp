@@ -17,7 +17,8 @@ int main() {
             near += w.f32[static_cast<std::size_t>((h * L + q) * L + q - 1)];
             far += w.f32[static_cast<std::size_t>((h * L + q) * L + q - 32)];
         }
-        std::printf("  head %lld: mean weight 1 back %.4f, 32 back %.4f\n", static_cast<long long>(h), near / 32, far / 32);
+        std::printf("  head %lld: mean weight 1 back %.4f, 32 back %.4f\n", static_cast<long long>(h), near / 32,
+                    far / 32);
         if (h == 0) near_first = near;
         if (h == 7) near_last = near;
     }

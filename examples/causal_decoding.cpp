@@ -13,8 +13,10 @@ int main() {
     const auto after = examples::kernel_vs_interpreter("mha_causal", inputs, ok);
     bool earlier_same = true, last_changed = false;
     for (std::size_t i = 0; i < before.f32.size(); ++i) {
-        if (i < static_cast<std::size_t>((L - 1) * 512)) earlier_same = earlier_same && before.f32[i] == after.f32[i];
-        else last_changed = last_changed || before.f32[i] != after.f32[i];
+        if (i < static_cast<std::size_t>((L - 1) * 512))
+            earlier_same = earlier_same && before.f32[i] == after.f32[i];
+        else
+            last_changed = last_changed || before.f32[i] != after.f32[i];
     }
     std::printf("  changing token %lld: earlier rows %s, its own row %s\n", static_cast<long long>(L - 1),
                 earlier_same ? "bit-identical" : "CHANGED", last_changed ? "changed" : "UNCHANGED");

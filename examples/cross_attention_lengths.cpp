@@ -5,7 +5,9 @@
 int main() {
     bool ok = true;
     std::printf("cross_attention: queries from x, keys and values from memory\n");
-    examples::kernel_vs_interpreter("cross_attention", examples::inputs_for("cross_attention", {1, 8, {{"x", 7}, {"memory", 13}}}), ok);
-    examples::kernel_vs_interpreter("cross_attention", examples::inputs_for("cross_attention", {2, 8, {{"x", 300}, {"memory", 1000}}}), ok);
+    examples::kernel_vs_interpreter("cross_attention",
+                                    examples::inputs_for("cross_attention", {1, 8, {{"x", 7}, {"memory", 13}}}), ok);
+    examples::kernel_vs_interpreter(
+        "cross_attention", examples::inputs_for("cross_attention", {2, 8, {{"x", 300}, {"memory", 1000}}}), ok);
     return ok ? 0 : 1;
 }

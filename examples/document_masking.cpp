@@ -36,11 +36,13 @@ int main() {
     bool ok = true;
     const std::vector<std::int64_t> lengths = {37, 100, 1, 62};  // four documents packed into L = 200
     const std::int64_t L = 200, H = 2;
-    std::printf("document_attention: documents of 37, 100, 1 and 62 tokens packed into L = %lld\n", static_cast<long long>(L));
+    std::printf("document_attention: documents of 37, 100, 1 and 62 tokens packed into L = %lld\n",
+                static_cast<long long>(L));
     auto inputs = examples::inputs_for("document_attention", {1, H, {{"tokens", L}}});
     auto& ids = inputs.at("document_ids").f32;
     for (std::int64_t d = 0, l = 0; d < static_cast<std::int64_t>(lengths.size()); ++d)
-        for (std::int64_t i = 0; i < lengths[static_cast<std::size_t>(d)]; ++i) ids[static_cast<std::size_t>(l++)] = float(d);
+        for (std::int64_t i = 0; i < lengths[static_cast<std::size_t>(d)]; ++i)
+            ids[static_cast<std::size_t>(l++)] = float(d);
     const rt::Tensor packed = examples::kernel_vs_interpreter("document_attention", inputs, ok);
 
     double worst = 0;
@@ -58,16 +60,17 @@ int main() {
     std::printf("  packed vs each document alone (sdpa_causal): max |difference| %.2e\n", worst);
     ok = ok && worst <= 1e-5;
 
-
     const std::int64_t long_L = 4096;
     auto long_inputs = examples::inputs_for("document_attention", {1, 8, {{"tokens", long_L}}});
     const rt::KernelEntry& kernel = rt::select_kernel("document_attention", long_inputs);
     rt::Tensor out = rt::run_kernel(kernel, long_inputs);
     rt::set_default_threads(1);
-    std::printf("  %s, B = 1, H = 8, L = %lld, 1 thread:\n", std::string(kernel.name).c_str(), static_cast<long long>(long_L));
+    std::printf("  %s, B = 1, H = 8, L = %lld, 1 thread:\n", std::string(kernel.name).c_str(),
+                static_cast<long long>(long_L));
     for (std::int64_t documents : {1, 4, 16, 64}) {
         auto& long_ids = long_inputs.at("document_ids").f32;
-        for (std::int64_t l = 0; l < long_L; ++l) long_ids[static_cast<std::size_t>(l)] = float(l / (long_L / documents));
+        for (std::int64_t l = 0; l < long_L; ++l)
+            long_ids[static_cast<std::size_t>(l)] = float(l / (long_L / documents));
         std::printf("    %3lld documents of %4lld tokens: %8.2f ms\n", static_cast<long long>(documents),
                     static_cast<long long>(long_L / documents), median_ms(kernel, long_inputs, out));
     }

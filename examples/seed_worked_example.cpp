@@ -1,10 +1,9 @@
 // The main demo: seed 004's worked example through the reference interpreter. Prints the scores
 // Q·Kᵀ, the attention weights softmax(Q·Kᵀ/√3) and the output weights·V; then the generated
 // seed_attention kernels on the same inputs against the interpreter, with their time.
-#include <attnforge/interp/interpreter.hpp>
-
 #include "kernel_report.hpp"
 #include "seed_data.hpp"
+#include <attnforge/interp/interpreter.hpp>
 
 #include <cstdio>
 
@@ -32,9 +31,9 @@ int main() {
 
     // The scores alone: the same projections, score() with scale 1, as a graph of its own.
     constexpr auto x = dsl::unbatched_activation<"x", 4>();
-    constexpr auto scores = dsl::make_graph<"seed_scores">(
-        dsl::score(dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wq", 4, 3>())),
-                   dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wk", 4, 3>())), 1.0));
+    constexpr auto scores =
+        dsl::make_graph<"seed_scores">(dsl::score(dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wq", 4, 3>())),
+                                                  dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wk", 4, 3>())), 1.0));
     interp::TensorMap qk = inputs;
     qk.erase("wv");
     print_matrix("scores Q·Kᵀ", interp::evaluate(scores, qk).output, " %6.1f");
@@ -46,7 +45,8 @@ int main() {
     std::printf("\nthe generated kernels on the same inputs (float32):\n");
     attnforge::runtime::TensorMap inputs32;
     for (const auto& [name, t] : inputs)
-        inputs32.emplace(name, attnforge::runtime::Tensor::float32(t.shape, std::vector<float>(t.data.begin(), t.data.end())));
+        inputs32.emplace(
+            name, attnforge::runtime::Tensor::float32(t.shape, std::vector<float>(t.data.begin(), t.data.end())));
     bool ok = true;
     examples::kernel_vs_interpreter("seed_attention", inputs32, ok);
     examples::kernel_vs_interpreter("seed_attention", inputs32, ok, "attention_weights");

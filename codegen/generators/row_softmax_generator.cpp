@@ -22,8 +22,7 @@ public:
         row_max(q) = maximum(scores(r, q));
         // exp(-inf - m) is exactly 0 with Halide::exp; fast_exp(-inf) would be NaN, so it is not used.
         // A fully masked row has m = -inf; clamping the shift keeps -inf - (-inf) out of the exp.
-        Expr finite_max = select(row_max(q) == Expr(-std::numeric_limits<float>::infinity()), 0.0f,
-                                 row_max(q));
+        Expr finite_max = select(row_max(q) == Expr(-std::numeric_limits<float>::infinity()), 0.0f, row_max(q));
         exps(k, q) = exp(scores(k, q) - finite_max);
         row_sum(q) = sum(exps(r, q));
         weights(k, q) = select(row_sum(q) > 0.0f, exps(k, q) / row_sum(q), 0.0f);

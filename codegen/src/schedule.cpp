@@ -8,8 +8,8 @@ namespace attnforge::codegen {
 namespace {
 
 using Halide::Func;
-using Halide::TailStrategy;
 using Halide::RVar;
+using Halide::TailStrategy;
 using Halide::Var;
 
 // Where a role's result is computed: see owner_of in apply_schedule.
@@ -48,12 +48,7 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
     Var so("so"), si("si");
     std::vector<Halide::VarOrRVar> order{si, so, s[1]};
     for (const RVar& r : sum.rvars(0)) order.emplace_back(r);  // every reduction variable outside the tile
-    sum.update()
-        .split(s[0], so, si, lanes, TailStrategy::RoundUp)
-        .reorder(order)
-        .vectorize(si)
-        .unroll(so)
-        .unroll(s[1]);
+    sum.update().split(s[0], so, si, lanes, TailStrategy::RoundUp).reorder(order).vectorize(si).unroll(so).unroll(s[1]);
 }
 
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
@@ -183,7 +178,8 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
     // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
     Var wo("wo"), wi("wi");
     out.split(qi, wo, wi, k.pv_unroll, owner.tail).unroll(wi);
-    register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes, (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
+    register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes,
+                              (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
 }
 
 void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Knobs& k) {
@@ -288,7 +284,8 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
         // rows one dense run of D floats.
         Func out = owner.func;
         const std::vector<Var> a = out.args();
-        if (!out.function().same_as(output.func.function()) && a.size() == 4) out.reorder_storage(a[0], a[2], a[1], a[3]);
+        if (!out.function().same_as(output.func.function()) && a.size() == 4)
+            out.reorder_storage(a[0], a[2], a[1], a[3]);
     }
     for (RowOperation op : roles.row_operations) {
         // Rows in parallel; each row's statistics computed just before the row.

@@ -9,17 +9,17 @@ namespace my_variants {
 
 using namespace attnforge::dsl;
 
-constexpr auto x   = activation<"x", 512>();                                 // (B, L[x], 512)
-constexpr auto mem = activation<"memory", 512>();                            // (B, L[memory], 512)
-constexpr auto q = split_heads<8>(linear(x, weight<"wq", 512, 512>()));      // (B, 8, L[x], 64)
-constexpr auto k = split_heads<2>(linear(mem, weight<"wk", 512, 128>()));    // (B, 2, L[memory], 64): GQA
+constexpr auto x = activation<"x", 512>();                                 // (B, L[x], 512)
+constexpr auto mem = activation<"memory", 512>();                          // (B, L[memory], 512)
+constexpr auto q = split_heads<8>(linear(x, weight<"wq", 512, 512>()));    // (B, 8, L[x], 64)
+constexpr auto k = split_heads<2>(linear(mem, weight<"wk", 512, 128>()));  // (B, 2, L[memory], 64): GQA
 constexpr auto v = split_heads<2>(linear(mem, weight<"wv", 512, 128>()));
-constexpr auto s = modify(score(q, k),                                       // Q·Kᵀ/√E, then a modifier
+constexpr auto s = modify(score(q, k),  // Q·Kᵀ/√E, then a modifier
                           [](auto score, auto, auto h, auto, auto) { return score - 0.1 * h; });
-constexpr auto p = softmax(mask(s, predicate([](auto, auto, auto q_idx, auto kv_idx) {
-                       return q_idx - kv_idx <= 128 && kv_idx <= q_idx; })));
-inline constexpr auto my_variant = make_graph<"my_variant">(
-    linear(merge_heads(weighted_sum(p, v)), weight<"wo", 512, 512>()));
+constexpr auto p = softmax(
+    mask(s, predicate([](auto, auto, auto q_idx, auto kv_idx) { return q_idx - kv_idx <= 128 && kv_idx <= q_idx; })));
+inline constexpr auto my_variant =
+    make_graph<"my_variant">(linear(merge_heads(weighted_sum(p, v)), weight<"wo", 512, 512>()));
 
 inline constexpr auto all = boost::hana::make_tuple(my_variant);  // what the generator can generate
 

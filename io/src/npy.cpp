@@ -1,6 +1,5 @@
-#include <attnforge/io/npy.hpp>
-
 #include <attnforge/errors.hpp>
+#include <attnforge/io/npy.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -18,9 +17,12 @@ constexpr std::size_t magic_size = 6;
 
 std::size_t itemsize(npy_dtype t) {
     switch (t) {
-        case npy_dtype::float32: return 4;
-        case npy_dtype::float64: return 8;
-        default: return 1;
+        case npy_dtype::float32:
+            return 4;
+        case npy_dtype::float64:
+            return 8;
+        default:
+            return 1;
     }
 }
 
@@ -113,8 +115,10 @@ private:
             if (i_ < s_.size() && s_[i_] == 'L') ++i_;  // Python 2 long suffix
             shape.push_back(n);
             skip_space();
-            if (peek() == ',') ++i_;
-            else if (peek() != ')') fail("expected ',' or ')' in the shape");
+            if (peek() == ',')
+                ++i_;
+            else if (peek() != ')')
+                fail("expected ',' or ')' in the shape");
         }
         ++i_;
         return shape;
@@ -132,8 +136,9 @@ npy_dtype dtype_from_descr(const std::string& descr, const std::string& source) 
     if (descr == "|u1") return npy_dtype::uint8;
     std::string why = "unsupported dtype '" + descr + "'";
     if (!descr.empty() && descr[0] == '>') why += " (big-endian; expected little-endian '<f4')";
-    throw input_error(source + ": " + why + "; expected float32 '<f4' for tensors, bool '|b1' or uint8 '|u1' "
-                                            "for masks, or float64 '<f8'");
+    throw input_error(source + ": " + why +
+                      "; expected float32 '<f4' for tensors, bool '|b1' or uint8 '|u1' "
+                      "for masks, or float64 '<f8'");
 }
 
 std::uint32_t little_endian(const std::byte* p, std::size_t n) {
@@ -146,10 +151,14 @@ std::uint32_t little_endian(const std::byte* p, std::size_t n) {
 
 const char* npy_descr(npy_dtype dtype) {
     switch (dtype) {
-        case npy_dtype::float32: return "<f4";
-        case npy_dtype::float64: return "<f8";
-        case npy_dtype::boolean: return "|b1";
-        default: return "|u1";
+        case npy_dtype::float32:
+            return "<f4";
+        case npy_dtype::float64:
+            return "<f8";
+        case npy_dtype::boolean:
+            return "|b1";
+        default:
+            return "|u1";
     }
 }
 
@@ -171,8 +180,9 @@ NpyArray parse_npy(std::span<const std::byte> file, const std::string& source) {
 
     const auto h = HeaderParser(header, source).parse();
     if (h.fortran_order)
-        throw input_error(source + ": Fortran-order arrays are not supported; save a C-order array "
-                                   "(numpy.ascontiguousarray)");
+        throw input_error(source +
+                          ": Fortran-order arrays are not supported; save a C-order array "
+                          "(numpy.ascontiguousarray)");
     NpyArray array;
     array.dtype = dtype_from_descr(h.descr, source);
     array.shape = h.shape;
@@ -222,8 +232,11 @@ interp::Tensor to_tensor(const NpyArray& a) {
                 values[i] = f;
                 break;
             }
-            case npy_dtype::float64: std::memcpy(&values[i], p + 8 * i, 8); break;
-            default: values[i] = std::to_integer<int>(p[i]) != 0 ? 1.0 : 0.0;
+            case npy_dtype::float64:
+                std::memcpy(&values[i], p + 8 * i, 8);
+                break;
+            default:
+                values[i] = std::to_integer<int>(p[i]) != 0 ? 1.0 : 0.0;
         }
     }
     return interp::Tensor(a.shape, std::move(values));

@@ -1,8 +1,7 @@
-#include <attnforge/runtime/run.hpp>
-
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/binding.hpp>
 #include <attnforge/runtime/halide_buffer.hpp>
+#include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
 #include <attnforge/runtime/size_class.hpp>
 
@@ -17,7 +16,6 @@
 #include <utility>
 
 namespace attnforge::runtime {
-
 
 namespace {
 
@@ -43,9 +41,10 @@ int capped_can_use_target_features(int count, const std::uint64_t* features) {
     auto wants = [&](int f) { return f / 64 < count && (features[f / 64] >> (f % 64)) & 1; };
     const int level = max_isa_level();
     if (level < 2)
-        for (int f : {halide_target_feature_avx512, halide_target_feature_avx512_knl, halide_target_feature_avx512_skylake,
-                      halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_zen4,
-                      halide_target_feature_avx512_zen5, halide_target_feature_avx512_sapphirerapids})
+        for (int f :
+             {halide_target_feature_avx512, halide_target_feature_avx512_knl, halide_target_feature_avx512_skylake,
+              halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_zen4,
+              halide_target_feature_avx512_zen5, halide_target_feature_avx512_sapphirerapids})
             if (wants(f)) return 0;
     if (level < 1)
         for (int f : {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_fma,
@@ -59,7 +58,9 @@ const bool isa_cap_installed = [] {
     return true;
 }();
 
-const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boolean ? "bool" : "float32"; }
+const char* dtype_name(dsl::element_type t) {
+    return t == dsl::element_type::boolean ? "bool" : "float32";
+}
 
 // The attention's key length Lk: the last axis of the variant's attention weights (B, Hq, Lq, Lk).
 std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes) {
@@ -71,11 +72,13 @@ std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes)
 
 // Kernels are built without Halide's large_buffers feature: every buffer they touch must span fewer
 // than 2^31 bytes (Halide checks it too, but only after the caller has allocated the output).
-void check_addressable(const KernelEntry& k, const std::string& what, const std::vector<std::int64_t>& shape, std::int64_t item) {
+void check_addressable(const KernelEntry& k, const std::string& what, const std::vector<std::int64_t>& shape,
+                       std::int64_t item) {
     const std::int64_t n = interp::element_count(shape);
     if (n > std::numeric_limits<std::int32_t>::max() / item)
-        throw input_error(std::string(k.variant) + ": " + what + " of shape " + interp::shape_string(shape) + " spans " +
-                          std::to_string(n) + " × " + std::to_string(item) + " bytes; a kernel buffer must span less than 2 GiB");
+        throw input_error(std::string(k.variant) + ": " + what + " of shape " + interp::shape_string(shape) +
+                          " spans " + std::to_string(n) + " × " + std::to_string(item) +
+                          " bytes; a kernel buffer must span less than 2 GiB");
 }
 
 interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const TensorMap& inputs) {
@@ -99,7 +102,6 @@ interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signatu
     check_addressable(k, "its " + std::string(k.result), sizes.shape_of(k.result_spec()), 4);
     return sizes;
 }
-
 
 }  // namespace
 
@@ -144,7 +146,9 @@ namespace {
 // for a failed allocation inside a parallel task, on a worker; the latter keep only the status code.
 thread_local std::string last_halide_error;
 
-void keep_halide_error(void*, const char* message) { last_halide_error = message; }
+void keep_halide_error(void*, const char* message) {
+    last_halide_error = message;
+}
 
 void install_error_handler() {
     static const bool installed = (halide_set_error_handler(keep_halide_error), true);
@@ -215,7 +219,8 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
             stride *= d.extent;
         }
         if (stride <= 0)  // cannot happen for a non-empty output (checked above); never call with no memory
-            throw std::runtime_error("kernel " + std::string(k.name) + ": the bounds query gave no block ranges to compute");
+            throw std::runtime_error("kernel " + std::string(k.name) +
+                                     ": the bounds query gave no block ranges to compute");
         ranges.resize(static_cast<std::size_t>(stride));
         ranges_buffer.host = reinterpret_cast<std::uint8_t*>(ranges.data());
         std::vector<void*> prepass(args.begin(), args.end() - 1);
@@ -244,9 +249,10 @@ void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out,
     const std::vector<std::int64_t> expected = sizes.shape_of(k.result_spec());
     if (out.dtype != dsl::element_type::float32 || out.shape != expected ||
         static_cast<std::int64_t>(out.f32.size()) != out.element_count())
-        throw input_error("output of " + std::string(k.name) + ": expected float32 " + interp::shape_string(expected) + ", given " +
-                          (out.dtype == dsl::element_type::float32 ? "float32 " : "bool ") + interp::shape_string(out.shape) +
-                          " holding " + std::to_string(out.dtype == dsl::element_type::float32 ? out.f32.size() : out.u8.size()) +
+        throw input_error("output of " + std::string(k.name) + ": expected float32 " + interp::shape_string(expected) +
+                          ", given " + (out.dtype == dsl::element_type::float32 ? "float32 " : "bool ") +
+                          interp::shape_string(out.shape) + " holding " +
+                          std::to_string(out.dtype == dsl::element_type::float32 ? out.f32.size() : out.u8.size()) +
                           " values");
     call_kernel(k, inputs, out, options);
 }

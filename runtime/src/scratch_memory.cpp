@@ -18,9 +18,13 @@ struct Header {
 static_assert(sizeof(Header) <= kAlignment);
 constexpr std::size_t kTail = kAlignment;  // readable bytes past the end
 
-std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+std::size_t round_up(std::size_t n, std::size_t to) {
+    return (n + to - 1) / to * to;
+}
 
-Header* header_of(void* block) { return reinterpret_cast<Header*>(static_cast<char*>(block) - kAlignment); }
+Header* header_of(void* block) {
+    return reinterpret_cast<Header*>(static_cast<char*>(block) - kAlignment);
+}
 
 struct ThreadCache {
     std::vector<Header*> free_blocks;  // oldest first
@@ -102,7 +106,9 @@ void install() {
     });
 }
 
-void trim_this_thread() { cache().trim(); }
+void trim_this_thread() {
+    cache().trim();
+}
 
 Stats this_thread_stats() {
     const ThreadCache& c = cache();

@@ -14,7 +14,9 @@ Tensor Tensor::boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t
     return t;
 }
 
-std::int64_t Tensor::element_count() const { return interp::element_count(shape); }
+std::int64_t Tensor::element_count() const {
+    return interp::element_count(shape);
+}
 
 interp::Tensor to_float64(const Tensor& t) {
     interp::Tensor d(t.shape);

@@ -3,10 +3,10 @@
 // indices past either end are clamped, ±inf go to the ends and NaN reads element 0. Each expression
 // is compiled just in time over q_idx = 0..N-1 and compared with the interpreter's backend exactly.
 #define BOOST_TEST_MODULE codegen_expressions
-#include <boost/test/unit_test.hpp>
-
 #include <attnforge/codegen/halide_backend.hpp>
 #include <attnforge/interp/interpreter.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 namespace dsl = attnforge::dsl;
 namespace ex = attnforge::dsl::ex;
@@ -41,7 +41,9 @@ void same_element_everywhere(const E& index_of_q, int n, const char* what) {
     for (int i = 0; i < n; ++i) {
         const interp::detail::Env env{0.0, 0.0, 0.0, double(i), 0.0};
         const double expected = ex::evaluate(e, env, interp::detail::DoubleBackend{&bound});
-        BOOST_TEST_CONTEXT(what << " at q_idx = " << i) { BOOST_TEST(double(kernel(i)) == expected); }
+        BOOST_TEST_CONTEXT(what << " at q_idx = " << i) {
+            BOOST_TEST(double(kernel(i)) == expected);
+        }
     }
 }
 

@@ -1,11 +1,10 @@
 // Proves the Halide toolchain end to end: a generator compiled ahead of time by CMake
 // (codegen/generators/row_softmax_generator.cpp) is linked and called here with real buffers.
 #define BOOST_TEST_MODULE halide_toolchain
+#include <HalideBuffer.h>
 #include <boost/test/unit_test.hpp>
 
-#include <HalideBuffer.h>
 #include <attnforge_row_softmax.h>
-
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -32,9 +31,9 @@ BOOST_AUTO_TEST_CASE(generated_softmax_matches_double_reference_including_masked
     Halide::Runtime::Buffer<float> scores(Lk, Lq), weights(Lk, Lq);
     for (int q = 0; q < Lq; ++q)
         for (int k = 0; k < Lk; ++k) scores(k, q) = static_cast<float>(std::sin(q * 7 + k)) * 3.0f;
-    for (int k = 0; k < Lk; ++k) scores(k, 1) = -inf;              // fully masked row
-    for (int k = 0; k < Lk; k += 2) scores(k, 2) = -inf;           // half masked row
-    for (int k = 0; k < Lk; ++k) scores(k, 3) = 1e4f + float(k);   // large logits
+    for (int k = 0; k < Lk; ++k) scores(k, 1) = -inf;             // fully masked row
+    for (int k = 0; k < Lk; k += 2) scores(k, 2) = -inf;          // half masked row
+    for (int k = 0; k < Lk; ++k) scores(k, 3) = 1e4f + float(k);  // large logits
 
     BOOST_REQUIRE_EQUAL(attnforge_row_softmax(scores, weights), 0);
 

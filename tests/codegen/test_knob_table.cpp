@@ -24,13 +24,15 @@ BOOST_AUTO_TEST_CASE(every_row_is_consistent) {
             BOOST_TEST(k.strategies != 0u);
             BOOST_TEST(!k.meaning.empty());
             BOOST_TEST(std::is_sorted(k.tuned_values.begin(), k.tuned_values.end()));
-            for (int v : k.tuned_values) BOOST_TEST((k.min <= v && v <= k.max), v << " outside [" << k.min << ", " << k.max << "]");
+            for (int v : k.tuned_values)
+                BOOST_TEST((k.min <= v && v <= k.max), v << " outside [" << k.min << ", " << k.max << "]");
         }
     }
     // Members are distinct: a copy-pasted row would set one knob twice and another never.
     for (std::size_t i = 0; i < cg::knob_table.size(); ++i)
         for (std::size_t j = i + 1; j < cg::knob_table.size(); ++j)
-            BOOST_TEST((cg::knob_table[i].member != cg::knob_table[j].member), cg::knob_table[i].name << " and " << cg::knob_table[j].name);
+            BOOST_TEST((cg::knob_table[i].member != cg::knob_table[j].member),
+                       cg::knob_table[i].name << " and " << cg::knob_table[j].name);
     BOOST_TEST(cg::admissible(cg::default_knobs()));
 }
 
@@ -90,5 +92,6 @@ BOOST_AUTO_TEST_CASE(plan_reads_the_algorithm_knobs_only) {
     streaming.k_block = 256;
     BOOST_TEST(std::get<cg::StreamingPlan>(cg::plan_for(streaming, avx512)).key_tile == 256);
     BOOST_TEST(std::get<cg::MaterializedPlan>(cg::plan_for(cg::default_knobs(), avx512)).skip_band_panels);
-    BOOST_TEST(!std::get<cg::MaterializedPlan>(cg::plan_for(cg::default_knobs(cg::Strategy::unscheduled), avx512)).skip_band_panels);
+    BOOST_TEST(!std::get<cg::MaterializedPlan>(cg::plan_for(cg::default_knobs(cg::Strategy::unscheduled), avx512))
+                    .skip_band_panels);
 }

@@ -1,11 +1,10 @@
 // The DSL's compile-time results: kinds inferred for the built-in variants, input collection and
 // order, node labels, captured expressions and their canonical text.
 #define BOOST_TEST_MODULE dsl
-#include <boost/test/unit_test.hpp>
-
 #include <attnforge/dsl.hpp>
 
 #include <boost/hana/size.hpp>
+#include <boost/test/unit_test.hpp>
 
 namespace dsl = attnforge::dsl;
 namespace ex = attnforge::dsl::ex;
@@ -18,7 +17,8 @@ static_assert(std::is_same_v<decltype(v::sdpa)::output_kind, dsl::heads_kind<"q"
 static_assert(std::is_same_v<decltype(v::cross_attention)::output_kind, dsl::activation_kind<"x", 512, true>>);
 static_assert(std::is_same_v<decltype(v::seed_attention)::output_kind, dsl::activation_kind<"x", 3, false>>);
 static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", 8, 64, true>>);
-static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width == 64);
+static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width ==
+              64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
 static_assert(decltype(hana::size(dsl::builtin_variants))::value == 20);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
@@ -36,8 +36,7 @@ BOOST_AUTO_TEST_CASE(inputs_are_collected_once_in_order_of_first_use) {
                boost::test_tools::per_element());
     BOOST_TEST(names(v::cross_attention) == (std::vector<std::string>{"x", "wq", "memory", "wk", "wv", "wo"}),
                boost::test_tools::per_element());
-    BOOST_TEST(names(v::mha_padding) ==
-                   (std::vector<std::string>{"x", "wq", "wk", "key_padding_mask", "wv", "wo"}),
+    BOOST_TEST(names(v::mha_padding) == (std::vector<std::string>{"x", "wq", "wk", "key_padding_mask", "wv", "wo"}),
                boost::test_tools::per_element());
 }
 
@@ -56,7 +55,8 @@ BOOST_AUTO_TEST_CASE(inputs_read_by_expressions_are_graph_inputs) {
     BOOST_TEST(names(v::relative_position_attention)[2] == "relative_bias(8, 257)");
     const std::string text = dsl::canonical(v::relative_position_attention);
     BOOST_TEST(text.find("relative_bias[h, (min(max((kv_idx - q_idx), -128), 128) + 128)]") != std::string::npos, text);
-    BOOST_TEST(dsl::canonical(v::rope_attention).find("rope(q:heads(H=0, L[q], E=64), base=10000)") != std::string::npos);
+    BOOST_TEST(dsl::canonical(v::rope_attention).find("rope(q:heads(H=0, L[q], E=64), base=10000)") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(signatures_give_shapes_and_dtypes) {
@@ -81,7 +81,8 @@ BOOST_AUTO_TEST_CASE(lambdas_are_captured_as_expressions) {
     static_assert(ex::checks<decltype(alibi)>::uses<ex::var_id::h>);
 
     // A predicate of our own, FlexAttention style.
-    const auto prefix_lm = dsl::predicate([](auto, auto, auto q_idx, auto kv_idx) { return kv_idx <= q_idx || kv_idx < 4; });
+    const auto prefix_lm =
+        dsl::predicate([](auto, auto, auto q_idx, auto kv_idx) { return kv_idx <= q_idx || kv_idx < 4; });
     BOOST_TEST(ex::to_string(prefix_lm.expr) == "((kv_idx <= q_idx) || (kv_idx < 4))");
 }
 

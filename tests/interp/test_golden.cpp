@@ -1,15 +1,13 @@
 // The interpreter against the independent NumPy float64 oracle (tests/golden/make_golden.py), for
 // every built-in variant on every committed case (at least two shapes each), within 1e-9 relative.
 #define BOOST_TEST_MODULE interp_golden
-#include <boost/test/unit_test.hpp>
-
 #include "support/compare.hpp"
 #include "support/golden_case.hpp"
-
 #include <attnforge/interp/interpreter.hpp>
 
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/size.hpp>
+#include <boost/test/unit_test.hpp>
 
 namespace {
 
@@ -29,11 +27,13 @@ BOOST_AUTO_TEST_CASE(every_builtin_variant_matches_the_numpy_oracle) {
                 const auto c = attnforge::testing::load_golden_case(dir);
                 BOOST_TEST_CONTEXT("case " << c.name) {
                     const auto result = attnforge::interp::evaluate(graph, c.inputs);
-                    const double bound = relative_tolerance * std::max(1.0, attnforge::testing::max_abs(c.expected_output));
+                    const double bound =
+                        relative_tolerance * std::max(1.0, attnforge::testing::max_abs(c.expected_output));
                     BOOST_TEST(attnforge::testing::max_abs_diff(result.output, c.expected_output) <= bound);
                     if (c.expected_attention_weights) {
                         BOOST_TEST(attnforge::testing::max_abs_diff(result.intermediates.at("attention_weights"),
-                                                                    *c.expected_attention_weights) <= relative_tolerance);
+                                                                    *c.expected_attention_weights) <=
+                                   relative_tolerance);
                     }
                 }
             }

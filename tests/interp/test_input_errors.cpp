@@ -1,10 +1,10 @@
 // Bad inputs to the interpreter: each is an attnforge::input_error whose message names the input and
 // what was expected and given.
 #define BOOST_TEST_MODULE interp_input_errors
-#include <boost/test/unit_test.hpp>
-
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/interpreter.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 namespace dsl = attnforge::dsl;
 namespace interp = attnforge::interp;
@@ -12,7 +12,8 @@ namespace interp = attnforge::interp;
 namespace {
 
 interp::TensorMap sdpa_inputs(std::int64_t Lk_v = 5) {
-    return {{"q", interp::Tensor({2, 8, 4, 64})}, {"k", interp::Tensor({2, 8, 5, 64})},
+    return {{"q", interp::Tensor({2, 8, 4, 64})},
+            {"k", interp::Tensor({2, 8, 5, 64})},
             {"v", interp::Tensor({2, 8, Lk_v, 64})}};
 }
 
@@ -30,8 +31,9 @@ std::string error_of(const interp::TensorMap& inputs) {
 BOOST_AUTO_TEST_CASE(missing_input_is_named) {
     auto in = sdpa_inputs();
     in.erase("k");
-    BOOST_TEST(error_of(in) == "sdpa: missing input 'k' of shape (B=2, H=8, L[kv], 64); it takes "
-                               "q(B, H, L[q], 64), k(B, H, L[kv], 64), v(B, H, L[kv], 64)");
+    BOOST_TEST(error_of(in) ==
+               "sdpa: missing input 'k' of shape (B=2, H=8, L[kv], 64); it takes "
+               "q(B, H, L[q], 64), k(B, H, L[kv], 64), v(B, H, L[kv], 64)");
 }
 
 BOOST_AUTO_TEST_CASE(extra_input_is_named) {
@@ -61,7 +63,8 @@ BOOST_AUTO_TEST_CASE(wrong_rank_is_caught) {
 }
 
 BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
-    interp::TensorMap in = {{"q", interp::Tensor({2, 8, 0, 64})}, {"k", interp::Tensor({2, 8, 0, 64})},
+    interp::TensorMap in = {{"q", interp::Tensor({2, 8, 0, 64})},
+                            {"k", interp::Tensor({2, 8, 0, 64})},
                             {"v", interp::Tensor({2, 8, 0, 64})}};
     const auto r = interp::evaluate(dsl::variants::sdpa, in);
     BOOST_TEST(r.output.shape == (std::vector<std::int64_t>{2, 8, 0, 64}), boost::test_tools::per_element());

@@ -2,11 +2,10 @@
 // exactly 0, self-attention is permutation-equivariant, one head equals single-head attention, GQA
 // equals MHA with repeated K/V heads, fully masked rows give zeros, logits of 1e4 stay exact.
 #define BOOST_TEST_MODULE interp_properties
-#include <boost/test/unit_test.hpp>
-
 #include "support/compare.hpp"
-
 #include <attnforge/interp/interpreter.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 #include <cmath>
 #include <random>
@@ -62,8 +61,10 @@ BOOST_AUTO_TEST_CASE(masked_entries_are_exactly_zero) {
         for (i64 i = 0; i < 6; ++i)
             for (i64 j = 0; j < 8; ++j) {
                 const double p = w.data[static_cast<std::size_t>((h * 6 + i) * 8 + j)];
-                if (j > i) BOOST_TEST(p == 0.0);  // top-left causal: key j > query i is masked
-                else BOOST_TEST(p > 0.0);
+                if (j > i)
+                    BOOST_TEST(p == 0.0);  // top-left causal: key j > query i is masked
+                else
+                    BOOST_TEST(p > 0.0);
             }
 
     auto inputs = mha_inputs(2, 5, 11);
@@ -77,8 +78,10 @@ BOOST_AUTO_TEST_CASE(masked_entries_are_exactly_zero) {
             for (i64 i = 0; i < 5; ++i)
                 for (i64 j = 0; j < 5; ++j) {
                     const double p = pw.data[static_cast<std::size_t>(((b * 8 + h) * 5 + i) * 5 + j)];
-                    if (padded.data[static_cast<std::size_t>(b * 5 + j)] != 0) BOOST_TEST(p == 0.0);
-                    else BOOST_TEST(p > 0.0);
+                    if (padded.data[static_cast<std::size_t>(b * 5 + j)] != 0)
+                        BOOST_TEST(p == 0.0);
+                    else
+                        BOOST_TEST(p > 0.0);
                 }
 }
 
@@ -105,12 +108,14 @@ BOOST_AUTO_TEST_CASE(self_attention_without_mask_is_permutation_equivariant) {
 BOOST_AUTO_TEST_CASE(one_head_equals_single_head_attention) {
     // Multi-head machinery with Hq = 1, against single-head attention written out by hand.
     constexpr auto x = dsl::activation<"x", 16>();
-    constexpr auto one_head = dsl::make_graph<"one_head">(dsl::multi_head_attention<1, 1>(
-        x, x, dsl::weight<"wq", 16, 16>(), dsl::weight<"wk", 16, 16>(), dsl::weight<"wv", 16, 16>(),
-        dsl::weight<"wo", 16, 16>()));
+    constexpr auto one_head = dsl::make_graph<"one_head">(
+        dsl::multi_head_attention<1, 1>(x, x, dsl::weight<"wq", 16, 16>(), dsl::weight<"wk", 16, 16>(),
+                                        dsl::weight<"wv", 16, 16>(), dsl::weight<"wo", 16, 16>()));
     const i64 L = 5, D = 16;
-    const interp::TensorMap in = {{"x", random_tensor({1, L, D}, 31)},      {"wq", random_tensor({D, D}, 32)},
-                                  {"wk", random_tensor({D, D}, 33)},        {"wv", random_tensor({D, D}, 34)},
+    const interp::TensorMap in = {{"x", random_tensor({1, L, D}, 31)},
+                                  {"wq", random_tensor({D, D}, 32)},
+                                  {"wk", random_tensor({D, D}, 33)},
+                                  {"wv", random_tensor({D, D}, 34)},
                                   {"wo", random_tensor({D, D}, 35)}};
     auto matmul = [](const std::vector<double>& a, const std::vector<double>& b, i64 n, i64 k, i64 m) {
         std::vector<double> c(static_cast<std::size_t>(n * m), 0.0);

@@ -1,11 +1,10 @@
 // Seed 004's worked example through the interpreter: the scores Q·Kᵀ, the softmax weights PyTorch
 // prints, and the outputs with the true weights (values from shared/seeds/README.md), to 1e-5.
 #define BOOST_TEST_MODULE seed_worked_example
-#include <boost/test/unit_test.hpp>
-
+#include "examples/seed_data.hpp"
 #include <attnforge/interp/interpreter.hpp>
 
-#include "examples/seed_data.hpp"
+#include <boost/test/unit_test.hpp>
 
 #include <cmath>
 
@@ -17,9 +16,9 @@ BOOST_AUTO_TEST_CASE(scores_weights_and_outputs_match_the_seed) {
 
     // Scores without scaling: the same graph with scale 1.
     constexpr auto x = dsl::unbatched_activation<"x", 4>();
-    constexpr auto scores_only = dsl::make_graph<"seed_scores">(dsl::score(
-        dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wq", 4, 3>())),
-        dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wk", 4, 3>())), 1.0));
+    constexpr auto scores_only =
+        dsl::make_graph<"seed_scores">(dsl::score(dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wq", 4, 3>())),
+                                                  dsl::split_heads<1>(dsl::linear(x, dsl::weight<"wk", 4, 3>())), 1.0));
     interp::TensorMap qk_inputs = inputs;
     qk_inputs.erase("wv");
     const auto scores = interp::evaluate(scores_only, qk_inputs).output;  // (H=1, 3, 3)
@@ -28,8 +27,8 @@ BOOST_AUTO_TEST_CASE(scores_weights_and_outputs_match_the_seed) {
     for (int i = 0; i < 9; ++i) BOOST_TEST(std::abs(scores.data[i] - expected_scores[i]) <= 1e-5);
 
     const auto r = interp::evaluate(dsl::variants::seed_attention, inputs);
-    const double expected_weights[] = {0.13613,    0.43194,  0.43194,  0.00089045, 0.90884,
-                                       0.090267,   0.0074449, 0.75471, 0.23785};
+    const double expected_weights[] = {0.13613,  0.43194,   0.43194, 0.00089045, 0.90884,
+                                       0.090267, 0.0074449, 0.75471, 0.23785};
     const auto& w = r.intermediates.at("attention_weights");
     for (int i = 0; i < 9; ++i) BOOST_TEST(std::abs(w.data[i] - expected_weights[i]) <= 1e-5);
 

@@ -1,10 +1,10 @@
 // .npy reading and writing (docs/contract.md §4) against files NumPy wrote (tests/io/make_npy_cases.py), and
 // the rejection, with a clear message, of everything the contract rules out.
 #define BOOST_TEST_MODULE io_npy
-#include <boost/test/unit_test.hpp>
-
 #include <attnforge/errors.hpp>
 #include <attnforge/io/npy.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 #include <filesystem>
 
@@ -12,7 +12,9 @@ namespace io = attnforge::io;
 namespace {
 
 const std::filesystem::path cases = ATTNFORGE_NPY_CASES_DIR;
-std::string path(const char* name) { return (cases / name).string(); }
+std::string path(const char* name) {
+    return (cases / name).string();
+}
 
 std::vector<double> expected_values() {
     std::vector<double> v(24);

@@ -4,9 +4,9 @@
 // file's size does not justify (the sanitizer build runs this test too). Plus the messages of the
 // cases docs/contract.md §4 names.
 #define BOOST_TEST_MODULE io_npy_untrusted
-#include <boost/test/unit_test.hpp>
-
 #include "fuzz/read_untrusted_npy.hpp"
+
+#include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -51,19 +51,23 @@ std::string rejection(const char* regression) {
 BOOST_AUTO_TEST_CASE(every_seed_of_the_corpus_is_a_valid_file) {
     const auto files = files_in("corpus");
     BOOST_TEST(files.size() >= 10u);
-    for (const auto& f : files) BOOST_TEST_CONTEXT(f.filename()) { BOOST_TEST(attnforge::fuzz::read_untrusted_npy(bytes_of(f))); }
+    for (const auto& f : files) BOOST_TEST_CONTEXT(f.filename()) {
+            BOOST_TEST(attnforge::fuzz::read_untrusted_npy(bytes_of(f)));
+        }
 }
 
 BOOST_AUTO_TEST_CASE(every_regression_is_handled_without_a_crash) {
     const auto files = files_in("regressions");
     BOOST_TEST(files.size() >= 15u);
-    for (const auto& f : files)
-        BOOST_TEST_CONTEXT(f.filename()) { BOOST_CHECK_NO_THROW(attnforge::fuzz::read_untrusted_npy(bytes_of(f))); }
+    for (const auto& f : files) BOOST_TEST_CONTEXT(f.filename()) {
+            BOOST_CHECK_NO_THROW(attnforge::fuzz::read_untrusted_npy(bytes_of(f)));
+        }
 }
 
 BOOST_AUTO_TEST_CASE(adversarial_headers_are_rejected_with_what_was_expected) {
     const std::pair<const char*, const char*> expected[] = {
-        {"huge_declared_shape.npy", "shape (1099511627776,) of <f4 needs 4398046511104 data bytes, the file has 16 (truncated)"},
+        {"huge_declared_shape.npy",
+         "shape (1099511627776,) of <f4 needs 4398046511104 data bytes, the file has 16 (truncated)"},
         {"overflowing_shape.npy", "is too large (its byte size overflows)"},
         {"size_beyond_int64.npy", "a shape entry overflows"},
         {"negative_size.npy", "shape entries must be non-negative integers"},

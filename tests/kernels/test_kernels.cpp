@@ -4,15 +4,13 @@
 // One test case per variant family; every kernel of a variant (each strategy, and its attention
 // weights) is run on the same inputs, whatever size class the rule would give it.
 #define BOOST_TEST_MODULE kernels
-#include <boost/test/unit_test.hpp>
-
 #include "support/compare.hpp"
-#include <attnforge/runtime/synthetic_inputs.hpp>
-
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/synthetic_inputs.hpp>
 
 #include <boost/hana/for_each.hpp>
+#include <boost/test/unit_test.hpp>
 
 namespace dsl = attnforge::dsl;
 namespace runtime = attnforge::runtime;
@@ -39,7 +37,8 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
             for (std::string_view result : {"output", "attention_weights"}) {
                 const auto kernels = runtime::kernels_for(variant, result);
                 if (result == "output") BOOST_TEST(!kernels.empty(), variant << " has no output kernel");
-                const auto& expected = result == "output" ? reference.output : reference.intermediates.at("attention_weights");
+                const auto& expected =
+                    result == "output" ? reference.output : reference.intermediates.at("attention_weights");
                 const double bound = 1e-4 * (1.0 + attnforge::testing::max_abs(expected));
                 for (const runtime::KernelEntry* k : kernels) {
                     BOOST_TEST_CONTEXT(k->name << " on " << c.label) {
@@ -75,29 +74,50 @@ std::vector<Case> sdpa_cases(bool static_heads) {
 
 std::vector<Case> layer_cases() {
     auto s = [](std::int64_t B, std::int64_t L) { return Sizes{B, 0, {{"x", L}}}; };
-    return {{s(1, 1), {}, "B1 L1"},   {s(3, 7), {}, "B3 L7"},       {s(1, 64), {}, "B1 L64"},
-            {s(3, 129), {}, "B3 L129"}, {s(1, 1000), {}, "B1 L1000"}};
+    return {{s(1, 1), {}, "B1 L1"},
+            {s(3, 7), {}, "B3 L7"},
+            {s(1, 64), {}, "B1 L64"},
+            {s(3, 129), {}, "B3 L129"},
+            {s(1, 1000), {}, "B1 L1000"}};
 }
 
 // Self-attention over one sequence "tokens" (Lq = Lk), with what predicates read (document ids, prefix
 // lengths) synthesized as indices: packed documents of about L/4 tokens, prefix lengths in [0, L].
 std::vector<Case> token_cases() {
     auto s = [](std::int64_t B, std::int64_t H, std::int64_t L) { return Sizes{B, H, {{"tokens", L}}}; };
-    return {{s(1, 2, 1), {}, "B1 L1"},     {s(3, 2, 7), {}, "B3 L7"},         {s(1, 3, 64), {}, "B1 L64"},
-            {s(3, 1, 129), {}, "B3 L129"}, {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"}};
+    return {{s(1, 2, 1), {}, "B1 L1"},       {s(3, 2, 7), {}, "B3 L7"},
+            {s(1, 3, 64), {}, "B1 L64"},     {s(3, 1, 129), {}, "B3 L129"},
+            {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"}};
 }
 
 // Queries from x (Lq), keys and values from memory (Lk).
-Sizes memory_sizes(std::int64_t B, std::int64_t Lq, std::int64_t Lk) { return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}}; }
+Sizes memory_sizes(std::int64_t B, std::int64_t Lq, std::int64_t Lk) {
+    return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}};
+}
 
 }  // namespace
 
 // Every variant in the kernel list has its test case below (and its CTest line in tests/CMakeLists.txt).
-const std::vector<std::string_view> tested_variants = {
-    "seed_attention", "sdpa", "sdpa_causal", "sliding_window_attention", "softcap_attention", "masked_attention",
-    "alibi_attention", "mha", "mha_causal", "mha_padding", "gqa", "self_attention_layer",
-    "positional_self_attention_layer", "cross_attention", "mqa", "prefix_lm_attention", "document_attention",
-    "relative_position_attention", "rope_attention", "decoder_layer"};
+const std::vector<std::string_view> tested_variants = {"seed_attention",
+                                                       "sdpa",
+                                                       "sdpa_causal",
+                                                       "sliding_window_attention",
+                                                       "softcap_attention",
+                                                       "masked_attention",
+                                                       "alibi_attention",
+                                                       "mha",
+                                                       "mha_causal",
+                                                       "mha_padding",
+                                                       "gqa",
+                                                       "self_attention_layer",
+                                                       "positional_self_attention_layer",
+                                                       "cross_attention",
+                                                       "mqa",
+                                                       "prefix_lm_attention",
+                                                       "document_attention",
+                                                       "relative_position_attention",
+                                                       "rope_attention",
+                                                       "decoder_layer"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -111,25 +131,59 @@ BOOST_AUTO_TEST_CASE(seed_attention) {
     check_variant("seed_attention", cases);
 }
 
-BOOST_AUTO_TEST_CASE(sdpa) { check_variant("sdpa", sdpa_cases(false)); }
-BOOST_AUTO_TEST_CASE(sdpa_causal) { check_variant("sdpa_causal", sdpa_cases(false)); }
-BOOST_AUTO_TEST_CASE(sliding_window_attention) { check_variant("sliding_window_attention", sdpa_cases(false)); }
-BOOST_AUTO_TEST_CASE(softcap_attention) { check_variant("softcap_attention", sdpa_cases(false)); }
-BOOST_AUTO_TEST_CASE(masked_attention) { check_variant("masked_attention", sdpa_cases(false)); }
-BOOST_AUTO_TEST_CASE(alibi_attention) { check_variant("alibi_attention", sdpa_cases(true)); }
+BOOST_AUTO_TEST_CASE(sdpa) {
+    check_variant("sdpa", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(sdpa_causal) {
+    check_variant("sdpa_causal", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(sliding_window_attention) {
+    check_variant("sliding_window_attention", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(softcap_attention) {
+    check_variant("softcap_attention", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(masked_attention) {
+    check_variant("masked_attention", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(alibi_attention) {
+    check_variant("alibi_attention", sdpa_cases(true));
+}
 // L = 1000 reaches past the table's ±128 distances: the clipped entries.
-BOOST_AUTO_TEST_CASE(relative_position_attention) { check_variant("relative_position_attention", sdpa_cases(true)); }
-BOOST_AUTO_TEST_CASE(rope_attention) { check_variant("rope_attention", sdpa_cases(false)); }
-BOOST_AUTO_TEST_CASE(prefix_lm_attention) { check_variant("prefix_lm_attention", token_cases()); }
-BOOST_AUTO_TEST_CASE(document_attention) { check_variant("document_attention", token_cases()); }
+BOOST_AUTO_TEST_CASE(relative_position_attention) {
+    check_variant("relative_position_attention", sdpa_cases(true));
+}
+BOOST_AUTO_TEST_CASE(rope_attention) {
+    check_variant("rope_attention", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(prefix_lm_attention) {
+    check_variant("prefix_lm_attention", token_cases());
+}
+BOOST_AUTO_TEST_CASE(document_attention) {
+    check_variant("document_attention", token_cases());
+}
 
-BOOST_AUTO_TEST_CASE(mha) { check_variant("mha", layer_cases()); }
-BOOST_AUTO_TEST_CASE(mha_causal) { check_variant("mha_causal", layer_cases()); }
-BOOST_AUTO_TEST_CASE(mha_padding) { check_variant("mha_padding", layer_cases()); }
-BOOST_AUTO_TEST_CASE(gqa) { check_variant("gqa", layer_cases()); }
-BOOST_AUTO_TEST_CASE(self_attention_layer) { check_variant("self_attention_layer", layer_cases()); }
-BOOST_AUTO_TEST_CASE(positional_self_attention_layer) { check_variant("positional_self_attention_layer", layer_cases()); }
-BOOST_AUTO_TEST_CASE(mqa) { check_variant("mqa", layer_cases()); }
+BOOST_AUTO_TEST_CASE(mha) {
+    check_variant("mha", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(mha_causal) {
+    check_variant("mha_causal", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(mha_padding) {
+    check_variant("mha_padding", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(gqa) {
+    check_variant("gqa", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(self_attention_layer) {
+    check_variant("self_attention_layer", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(positional_self_attention_layer) {
+    check_variant("positional_self_attention_layer", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(mqa) {
+    check_variant("mqa", layer_cases());
+}
 
 BOOST_AUTO_TEST_CASE(cross_attention) {
     const auto s = memory_sizes;

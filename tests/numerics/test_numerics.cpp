@@ -6,13 +6,12 @@
 //   - tiny and huge magnitudes and long rows (Lk = 16384) stay within docs/contract.md §5.
 //   - logits of exactly ±1e4 (and tests/kernels checks every kernel with logits of ~1e4).
 #define BOOST_TEST_MODULE numerics
-#include <boost/test/unit_test.hpp>
-
 #include "support/compare.hpp"
-
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/synthetic_inputs.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 #include <cmath>
 #include <limits>
@@ -85,7 +84,7 @@ BOOST_AUTO_TEST_CASE(nan_or_inf_in_keys_and_values_stays_in_its_batch_entry_and_
             BOOST_TEST_CONTEXT(k->name) {
                 auto in = sdpa_inputs(2, 2, 20, 20);
                 const auto clean = runtime::run_kernel(*k, in).f32;
-                at(in["k"], 0, 1, 7, 2) = an_inf;   // head (0, 1)
+                at(in["k"], 0, 1, 7, 2) = an_inf;  // head (0, 1)
                 at(in["v"], 1, 0, 3, 9) = a_nan;   // head (1, 0)
                 const auto got = runtime::run_kernel(*k, in).f32;
                 const auto ref = reference(variant, in);
@@ -96,9 +95,11 @@ BOOST_AUTO_TEST_CASE(nan_or_inf_in_keys_and_values_stays_in_its_batch_entry_and_
                         continue;
                     }
                     if (std::isnan(ref.data[i])) {
-                        BOOST_TEST(std::isnan(got[i]), "element " << i << ": the interpreter gives NaN, the kernel " << got[i]);
+                        BOOST_TEST(std::isnan(got[i]),
+                                   "element " << i << ": the interpreter gives NaN, the kernel " << got[i]);
                     } else if (!std::isnan(got[i])) {
-                        BOOST_TEST(std::abs(got[i] - ref.data[i]) <= 1e-4 * (1 + std::abs(ref.data[i])), "element " << i);
+                        BOOST_TEST(std::abs(got[i] - ref.data[i]) <= 1e-4 * (1 + std::abs(ref.data[i])),
+                                   "element " << i);
                     } else {
                         // A NaN value row at a masked key: the interpreter skips it (weight exactly 0),
                         // the kernel may multiply 0 by it. The policy allows this within the head.
@@ -137,7 +138,8 @@ BOOST_AUTO_TEST_CASE(fully_masked_rows_give_zeros_and_logsumexp_minus_infinity) 
         BOOST_TEST_CONTEXT(k->name) {
             const auto got = runtime::run_kernel(*k, in).f32;
             for (std::int64_t h = 0; h < 2; ++h)
-                for (std::size_t e = 0; e < 64; ++e) BOOST_TEST(got[static_cast<std::size_t>((0 * 2 + h) * 6 + 1) * 64 + e] == 0.0f);
+                for (std::size_t e = 0; e < 64; ++e)
+                    BOOST_TEST(got[static_cast<std::size_t>((0 * 2 + h) * 6 + 1) * 64 + e] == 0.0f);
         }
     }
     dsl::with_builtin_variant("masked_attention", [&](const auto& g) {
@@ -145,7 +147,8 @@ BOOST_AUTO_TEST_CASE(fully_masked_rows_give_zeros_and_logsumexp_minus_infinity) 
         const interp::Tensor& lse = r.intermediates.at("attention_logsumexp");  // (B, H, Lq)
         for (std::size_t i = 0; i < lse.data.size(); ++i) {
             const bool masked_row = i / 6 < 2 && i % 6 == 1;  // batch entry 0, either head, row 1
-            BOOST_TEST((masked_row ? lse.data[i] == -std::numeric_limits<double>::infinity() : std::isfinite(lse.data[i])), i);
+            BOOST_TEST(
+                (masked_row ? lse.data[i] == -std::numeric_limits<double>::infinity() : std::isfinite(lse.data[i])), i);
         }
     });
     // mha_padding: the synthetic padding masks every key of batch entry 1: attention is zero there,

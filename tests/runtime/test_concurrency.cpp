@@ -4,11 +4,11 @@
 // test under ThreadSanitizer, which reports any data race in our code (the run API, the registry, the
 // scratch-memory cache, Halide's error handler hook).
 #define BOOST_TEST_MODULE runtime_concurrency
-#include <boost/test/unit_test.hpp>
-
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/synthetic_inputs.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 #include <atomic>
 #include <string>
@@ -72,7 +72,8 @@ BOOST_AUTO_TEST_CASE(concurrent_calls_give_the_serial_results_bit_for_bit) {
                         // run the same kernel, others different ones.
                         const Call& c = work[(i + static_cast<std::size_t>(t) * 5) % work.size()];
                         runtime::RunOptions options;
-                        options.threads = (t + r + static_cast<int>(i)) % 7 == 0 ? 1 + t % 2 : 0;  // some per-call counts
+                        options.threads =
+                            (t + r + static_cast<int>(i)) % 7 == 0 ? 1 + t % 2 : 0;  // some per-call counts
                         if ((t + i) % 2 == 0) {
                             if (runtime::run_kernel(*c.kernel, c.inputs, options).f32 != c.serial) ++mismatches;
                         } else {

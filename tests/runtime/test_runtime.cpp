@@ -3,12 +3,12 @@
 // selectable per call without changing results, empty sizes give empty outputs, outputs can be reused
 // and kernel scratch memory is cached across calls.
 #define BOOST_TEST_MODULE runtime
-#include <boost/test/unit_test.hpp>
-
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
 #include <attnforge/runtime/synthetic_inputs.hpp>
+
+#include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 
@@ -77,11 +77,14 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
     const auto out = runtime::run("sdpa", sdpa_inputs(0, 5));
     BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
     BOOST_TEST(out.f32.empty());
-    const auto headless = runtime::run("sdpa", runtime::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
-                                                                         {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
+    const auto headless =
+        runtime::run("sdpa", runtime::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+                                                       {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
     BOOST_TEST(headless.shape == (std::vector<std::int64_t>{1, 0, 4, 64}), boost::test_tools::per_element());
-    auto batchless = runtime::synthetic_inputs(runtime::kernels_for("mha", "output").front()->signature(), {0, 0, {{"x", 7}}}, {});
-    BOOST_TEST(runtime::run("mha", batchless).shape == (std::vector<std::int64_t>{0, 7, 512}), boost::test_tools::per_element());
+    auto batchless =
+        runtime::synthetic_inputs(runtime::kernels_for("mha", "output").front()->signature(), {0, 0, {{"x", 7}}}, {});
+    BOOST_TEST(runtime::run("mha", batchless).shape == (std::vector<std::int64_t>{0, 7, 512}),
+               boost::test_tools::per_element());
 }
 
 // No keys at all (Lk = 0) while queries are present: every row is fully masked, so attention gives
@@ -108,8 +111,9 @@ BOOST_AUTO_TEST_CASE(impossible_sizes_are_rejected_before_touching_memory) {
     in["q"] = runtime::Tensor::float32({std::int64_t{1} << 40, 2, 0, 64});
     in["k"] = runtime::Tensor::float32({std::int64_t{1} << 40, 2, 0, 64});
     in["v"] = runtime::Tensor::float32({std::int64_t{1} << 40, 2, 0, 64});
-    BOOST_TEST(error_of(in) == "sdpa: input 'q' has shape (1099511627776, 2, 0, 64); every size must be at most "
-                               "2^31 - 1 (the largest extent a kernel can index)");
+    BOOST_TEST(error_of(in) ==
+               "sdpa: input 'q' has shape (1099511627776, 2, 0, 64); every size must be at most "
+               "2^31 - 1 (the largest extent a kernel can index)");
     auto message = [](auto make) {
         try {
             make();
@@ -119,8 +123,9 @@ BOOST_AUTO_TEST_CASE(impossible_sizes_are_rejected_before_touching_memory) {
         return std::string("<no error>");
     };
     BOOST_TEST(message([] { runtime::Tensor::float32({1, 2, -4, 64}); }) == "shape (1, 2, -4, 64) has a negative size");
-    BOOST_TEST(message([] { runtime::Tensor::float32({std::int64_t{1} << 40, std::int64_t{1} << 40}); }) ==
-               "shape (1099511627776, 1099511627776) has more elements than fit in 64 bits");
+    BOOST_TEST(message([] {
+                   runtime::Tensor::float32({std::int64_t{1} << 40, std::int64_t{1} << 40});
+               }) == "shape (1099511627776, 1099511627776) has more elements than fit in 64 bits");
 }
 
 BOOST_AUTO_TEST_CASE(run_kernel_into_reuses_the_callers_output_and_checks_it) {
@@ -138,8 +143,9 @@ BOOST_AUTO_TEST_CASE(run_kernel_into_reuses_the_callers_output_and_checks_it) {
         runtime::run_kernel_into(k, in, wrong, {});
         BOOST_FAIL("a wrongly shaped output was accepted");
     } catch (const attnforge::input_error& e) {
-        BOOST_TEST(std::string(e.what()) == "output of " + std::string(k.name) +
-                                                ": expected float32 (1, 2, 33, 64), given float32 (1, 2, 33, 32) holding 2112 values");
+        BOOST_TEST(std::string(e.what()) ==
+                   "output of " + std::string(k.name) +
+                       ": expected float32 (1, 2, 33, 64), given float32 (1, 2, 33, 32) holding 2112 values");
     }
 }
 

@@ -16,7 +16,8 @@ inline double max_abs_diff(const interp::Tensor& a, const interp::Tensor& b) {
     for (std::size_t i = 0; i < a.data.size(); ++i) {
         const double x = a.data[i], y = b.data[i];
         if (x == y) continue;  // also equal infinities
-        if (std::isnan(x) != std::isnan(y) || std::isinf(x) || std::isinf(y)) return std::numeric_limits<double>::infinity();
+        if (std::isnan(x) != std::isnan(y) || std::isinf(x) || std::isinf(y))
+            return std::numeric_limits<double>::infinity();
         m = std::max(m, std::abs(x - y));
     }
     return m;

@@ -52,7 +52,8 @@ inline GoldenCase load_golden_case(const std::filesystem::path& dir) {
 }
 
 // Every case folder of one variant, sorted by name.
-inline std::vector<std::filesystem::path> golden_case_dirs(const std::filesystem::path& root, std::string_view variant) {
+inline std::vector<std::filesystem::path> golden_case_dirs(const std::filesystem::path& root,
+                                                           std::string_view variant) {
     std::vector<std::filesystem::path> dirs;
     const auto vdir = root / variant;
     if (std::filesystem::is_directory(vdir))

@@ -2,24 +2,23 @@
 // key matching), the kernel list's rule, validation rejecting a wrong candidate, and the search keeping
 // the previous record in its final comparison.
 #define BOOST_TEST_MODULE tune_unit
+#include <attnforge/codegen/schedules/knobs.hpp>
+#include <attnforge/errors.hpp>
+#include <attnforge/runtime/size_class.hpp>
+
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <candidate.hpp>
+#include <filesystem>
+#include <fstream>
 #include <kernel_list.hpp>
 #include <problem.hpp>
 #include <records.hpp>
 #include <search.hpp>
 #include <search_space.hpp>
 #include <validate.hpp>
-
-#include <attnforge/codegen/schedules/knobs.hpp>
-#include <attnforge/errors.hpp>
-#include <attnforge/runtime/size_class.hpp>
-
-#include <algorithm>
-#include <atomic>
-#include <filesystem>
-#include <fstream>
 
 namespace tune = attnforge::tune;
 
@@ -134,11 +133,11 @@ BOOST_AUTO_TEST_CASE(corrupt_database_lines_are_skipped_with_a_warning) {
     tune::append_record(path, sample_record("aaaaaaaaaaaa"));
     {
         std::ofstream out(path, std::ios::app);
-        out << "{\"id\": \"cut short\", \"variant\": \n";                      // truncated JSON
+        out << "{\"id\": \"cut short\", \"variant\": \n";  // truncated JSON
         out << "not json at all\n";
-        out << "{\"id\": \"x\"}\n";                                            // fields missing
+        out << "{\"id\": \"x\"}\n";  // fields missing
         auto j = tune::to_json(sample_record("bbbbbbbbbbbb"));
-        j["best"]["knobs"] = "q_block=sixty";                                  // a bad knob value
+        j["best"]["knobs"] = "q_block=sixty";  // a bad knob value
         out << j.dump() << "\n\n";
     }
     tune::append_record(path, sample_record("cccccccccccc"));
@@ -160,7 +159,8 @@ BOOST_AUTO_TEST_CASE(key_matching_takes_the_newest_exact_match_and_says_why_othe
     tune::RecordKey elsewhere = here;
     elsewhere.target = "arm-64-linux";
     BOOST_TEST(tune::newest_matching(db, elsewhere) == nullptr);
-    BOOST_TEST(tune::mismatch(db.records[1].key, here).find("tuned for target x86-64-linux-avx512") != std::string::npos);
+    BOOST_TEST(tune::mismatch(db.records[1].key, here).find("tuned for target x86-64-linux-avx512") !=
+               std::string::npos);
     tune::RecordKey k = here;
     k.halide = "22.0.0";
     BOOST_TEST(tune::mismatch(here, k).find("Halide 21.0.0") != std::string::npos);
@@ -228,7 +228,8 @@ BOOST_AUTO_TEST_CASE(projection_tiles_that_do_not_divide_the_width_are_valid) {
     tune::Validator validator(mha);
     tune::Workload w(mha);
     const tune::SearchSpace space({"materialized"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8);
-    BOOST_TEST(validator.check(tune::Candidate::compile(mha, space.default_point("materialized"), target, 1), w) == "ok");
+    BOOST_TEST(validator.check(tune::Candidate::compile(mha, space.default_point("materialized"), target, 1), w) ==
+               "ok");
     tune::SchedulePoint odd = space.default_point("materialized");
     odd.knobs["proj_cols"] = 3;
     BOOST_TEST(validator.check(tune::Candidate::compile(mha, odd, target, 1), w) == "ok");
@@ -350,5 +351,6 @@ BOOST_AUTO_TEST_CASE(search_space_follows_the_knob_table) {
         }
     }
     // Every rule of the table is printed by --help-knobs.
-    for (const cg::KnobRule& rule : cg::knob_rules) BOOST_TEST(space.describe().find(std::string(rule.text)) != std::string::npos);
+    for (const cg::KnobRule& rule : cg::knob_rules)
+        BOOST_TEST(space.describe().find(std::string(rule.text)) != std::string::npos);
 }

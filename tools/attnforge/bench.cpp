@@ -8,7 +8,6 @@
 #include "exit_status.hpp"
 #include "fma_peak.hpp"
 #include "tensors.hpp"
-
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/runtime/run.hpp>
@@ -59,8 +58,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                 for (const auto& in : sig.inputs)
                     for (const auto& d : in.dims)
                         if (d.role == dsl::dim_spec::axis::sequence) {
-                            const std::int64_t n = d.sequence == seq_q ? o.lq.value_or(o.length)
-                                                  : d.sequence == seq_k ? o.lk.value_or(o.length) : o.length;
+                            const std::int64_t n = d.sequence == seq_q   ? o.lq.value_or(o.length)
+                                                   : d.sequence == seq_k ? o.lk.value_or(o.length)
+                                                                         : o.length;
                             sizes.length[d.sequence] = n;
                         }
                 flops = dsl::flop_count(g, {double(o.batch), double(sizes.heads), [&](std::string_view s) {
@@ -79,8 +79,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8}\n", "threads", "engine", "ms", "GFLOP/s", "% peak");
         for (int threads : o.threads) {
             const Peak peak = measure_fma_peak(threads);
-            out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads, std::string("FMA peak (") + peak.isa + ")",
-                               "", peak.gflops, "100.0");
+            out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,
+                               std::string("FMA peak (") + peak.isa + ")", "", peak.gflops, "100.0");
             for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output")) {
                 if (!o.strategy.empty() && k->strategy != o.strategy) continue;
                 const bool chosen = &runtime::select_kernel(o.variant, inputs) == k;
@@ -90,25 +90,36 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                 // One output for all calls, as a serving loop would keep it (a fresh one is a fresh mapping to
                 // page-fault in every call, which is not what the kernel costs).
                 runtime::Tensor result = runtime::run_kernel(*k, inputs, ro);
-                const double s = median_seconds([&] { runtime::run_kernel_into(*k, inputs, result, ro); }, o.min_repeats,
-                                                o.min_seconds);
+                const double s = median_seconds([&] { runtime::run_kernel_into(*k, inputs, result, ro); },
+                                                o.min_repeats, o.min_seconds);
                 const std::string engine = std::string(k->name) + (chosen ? " *" : "");
                 out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8.1f}\n", threads, engine, s * 1e3,
                                    flops / s / 1e9, 100.0 * flops / s / 1e9 / peak.gflops);
-                rows.push_back({{"variant", o.variant}, {"shape", shape}, {"threads", threads}, {"engine", k->name},
-                                {"chosen_by_rule", chosen}, {"ms", s * 1e3}, {"gflops", flops / s / 1e9},
-                                {"peak_gflops", peak.gflops}, {"fraction_of_peak", flops / s / 1e9 / peak.gflops}});
+                rows.push_back({{"variant", o.variant},
+                                {"shape", shape},
+                                {"threads", threads},
+                                {"engine", k->name},
+                                {"chosen_by_rule", chosen},
+                                {"ms", s * 1e3},
+                                {"gflops", flops / s / 1e9},
+                                {"peak_gflops", peak.gflops},
+                                {"fraction_of_peak", flops / s / 1e9 / peak.gflops}});
             }
         }
         if (o.interpreter) {
             const interp::TensorMap in64 = runtime::to_float64(inputs);
             const auto t0 = std::chrono::steady_clock::now();
-            dsl::with_builtin_variant(o.variant, [&](const auto& g) { (void)interp::evaluate(g, in64, {.intermediates = false}); });
+            dsl::with_builtin_variant(
+                o.variant, [&](const auto& g) { (void)interp::evaluate(g, in64, {.intermediates = false}); });
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8}\n", 1, "interpreter (float64, one call)", s * 1e3,
-                               flops / s / 1e9, "");
-            rows.push_back({{"variant", o.variant}, {"shape", shape}, {"threads", 1}, {"engine", "interpreter"},
-                            {"ms", s * 1e3}, {"gflops", flops / s / 1e9}});
+            out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8}\n", 1, "interpreter (float64, one call)",
+                               s * 1e3, flops / s / 1e9, "");
+            rows.push_back({{"variant", o.variant},
+                            {"shape", shape},
+                            {"threads", 1},
+                            {"engine", "interpreter"},
+                            {"ms", s * 1e3},
+                            {"gflops", flops / s / 1e9}});
         }
         out << "* the kernel the rule picks for these sizes\n";
         if (o.json) out << rows.dump(2) << "\n";

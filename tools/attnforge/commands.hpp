@@ -31,7 +31,7 @@ struct BenchOptions {
     std::int64_t batch = 1, heads = 8, length = 512;
     std::optional<std::int64_t> lq, lk;
     std::vector<int> threads = {1, 2};
-    std::string strategy;  // empty: every output kernel of the variant
+    std::string strategy;      // empty: every output kernel of the variant
     bool chosen_only = false;  // only the kernel the rule picks
     int min_repeats = 5;
     double min_seconds = 0.5;
@@ -45,7 +45,7 @@ struct VizOptions {
     std::vector<std::string> inputs;  // NAME=FILE.npy
     std::string png;
     std::int64_t batch = 0;
-    std::optional<std::int64_t> head;  // every head when not given
+    std::optional<std::int64_t> head;              // every head when not given
     std::string tokens, query_tokens, key_tokens;  // label files, one token per line
     std::int64_t top_k = 3;
     std::int64_t max_rows = 16;  // rows printed per head (text only; --json has every row)

@@ -1,9 +1,8 @@
 #include "fma_peak.hpp"
 
-#include <immintrin.h>
-
 #include <atomic>
 #include <chrono>
+#include <immintrin.h>
 #include <thread>
 #include <vector>
 

@@ -5,8 +5,8 @@
 namespace attnforge::cli {
 
 struct Peak {
-    double gflops;       // all threads together
-    const char* isa;     // "avx512f", "avx2+fma" or "scalar"
+    double gflops;    // all threads together
+    const char* isa;  // "avx512f", "avx2+fma" or "scalar"
 };
 
 Peak measure_fma_peak(int threads, double seconds = 0.3);

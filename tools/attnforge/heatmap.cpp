@@ -41,14 +41,14 @@ std::string number(double v) {
 std::array<std::uint8_t, 3> viridis(double t) {
     // matplotlib's viridis at 0, 1/8, ..., 1; linear in between.
     static constexpr std::array<std::array<double, 3>, 9> anchors = {{{68, 1, 84},
-                                                                       {71, 44, 122},
-                                                                       {59, 81, 139},
-                                                                       {44, 113, 142},
-                                                                       {33, 144, 141},
-                                                                       {39, 173, 129},
-                                                                       {92, 200, 99},
-                                                                       {170, 220, 50},
-                                                                       {253, 231, 37}}};
+                                                                      {71, 44, 122},
+                                                                      {59, 81, 139},
+                                                                      {44, 113, 142},
+                                                                      {33, 144, 141},
+                                                                      {39, 173, 129},
+                                                                      {92, 200, 99},
+                                                                      {170, 220, 50},
+                                                                      {253, 231, 37}}};
     t = std::isnan(t) ? 0.0 : std::clamp(t, 0.0, 1.0) * 8.0;
     const int i = std::min(static_cast<int>(t), 7);
     const double f = t - i;
@@ -69,7 +69,8 @@ HeatmapLayout write_heatmap_png(const std::string& path, const std::vector<Heatm
     layout.col_bin = std::max<std::int64_t>(1, (cols + max_cells - 1) / max_cells);
     const std::int64_t shown_rows = (rows + layout.row_bin - 1) / layout.row_bin;
     const std::int64_t shown_cols = (cols + layout.col_bin - 1) / layout.col_bin;
-    layout.cell = static_cast<int>(std::clamp<std::int64_t>(max_cells / std::max<std::int64_t>({shown_rows, shown_cols, 1}), 1, 32));
+    layout.cell = static_cast<int>(
+        std::clamp<std::int64_t>(max_cells / std::max<std::int64_t>({shown_rows, shown_cols, 1}), 1, 32));
     for (const auto& p : panels)
         for (float v : p.values) layout.vmax = std::max(layout.vmax, std::isfinite(v) ? double(v) : 0.0);
     if (layout.vmax <= 0) layout.vmax = 1;
@@ -90,7 +91,8 @@ HeatmapLayout write_heatmap_png(const std::string& path, const std::vector<Heatm
             top += longest + 8;
         }
     }
-    const int panel_w = static_cast<int>(shown_cols) * layout.cell, panel_h = static_cast<int>(shown_rows) * layout.cell;
+    const int panel_w = static_cast<int>(shown_cols) * layout.cell,
+              panel_h = static_cast<int>(shown_rows) * layout.cell;
     const int n = static_cast<int>(panels.size()), grid_cols = std::min(n, columns_per_row);
     const int grid_rows = (n + grid_cols - 1) / grid_cols;
     const int slot_w = static_cast<int>(left) + panel_w + gap, slot_h = static_cast<int>(top) + panel_h + gap;
@@ -121,7 +123,8 @@ HeatmapLayout write_heatmap_png(const std::string& path, const std::vector<Heatm
     };
     for (int p = 0; p < n; ++p) {
         const HeatmapPanel& panel = panels[static_cast<std::size_t>(p)];
-        const HeatmapLayout::Origin o{(p % grid_cols) * slot_w + static_cast<int>(left), (p / grid_cols) * slot_h + static_cast<int>(top)};
+        const HeatmapLayout::Origin o{(p % grid_cols) * slot_w + static_cast<int>(left),
+                                      (p / grid_cols) * slot_h + static_cast<int>(top)};
         layout.panels.push_back(o);
         for (std::int64_t r = 0; r < shown_rows; ++r)
             for (std::int64_t c = 0; c < shown_cols; ++c) {
@@ -145,12 +148,14 @@ HeatmapLayout write_heatmap_png(const std::string& path, const std::vector<Heatm
     for (int p = 0; p < n; ++p) {
         const auto o = layout.panels[static_cast<std::size_t>(p)];
         cairo_set_font_size(c, 12);
-        const std::string title = style.title + (style.title.empty() ? "" : " — ") + panels[static_cast<std::size_t>(p)].title;
+        const std::string title =
+            style.title + (style.title.empty() ? "" : " — ") + panels[static_cast<std::size_t>(p)].title;
         text_at(c, o.x, o.y - top + 16, title);  // on the panel's first line
         if (!labels) continue;
         cairo_set_font_size(c, font);
         for (std::size_t r = 0; r < style.row_labels.size() && static_cast<std::int64_t>(r) < shown_rows; ++r)
-            text_at(c, o.x - text_width(c, style.row_labels[r]) - 6, o.y + (double(r) + 0.75) * layout.cell, style.row_labels[r]);
+            text_at(c, o.x - text_width(c, style.row_labels[r]) - 6, o.y + (double(r) + 0.75) * layout.cell,
+                    style.row_labels[r]);
         for (std::size_t k = 0; k < style.col_labels.size() && static_cast<std::int64_t>(k) < shown_cols; ++k) {
             cairo_save(c);
             cairo_move_to(c, o.x + (double(k) + 0.75) * layout.cell, o.y - 6);

@@ -17,7 +17,7 @@ struct HeatmapPanel {
 };
 
 struct HeatmapStyle {
-    std::string title;                   // above every panel
+    std::string title;                    // above every panel
     std::vector<std::string> row_labels;  // one per row (queries), or none
     std::vector<std::string> col_labels;  // one per column (keys), or none
 };
@@ -25,14 +25,14 @@ struct HeatmapStyle {
 // Where things landed, in pixels: what a reader of the PNG needs to find a weight's cell.
 struct HeatmapLayout {
     int width = 0, height = 0;
-    int cell = 0;                      // pixels per side of one cell
+    int cell = 0;                           // pixels per side of one cell
     std::int64_t row_bin = 1, col_bin = 1;  // rows/columns of weights per cell (their maximum is drawn)
-    double vmax = 0;                   // the colour scale's top: the largest weight shown
+    double vmax = 0;                        // the colour scale's top: the largest weight shown
     struct Origin {
         int x, y;
     };
-    std::vector<Origin> panels;        // top-left pixel of each panel's cell (0, 0)
-    Origin colorbar{};                 // top-left of the colour bar, colorbar_size wide × tall
+    std::vector<Origin> panels;  // top-left pixel of each panel's cell (0, 0)
+    Origin colorbar{};           // top-left of the colour bar, colorbar_size wide × tall
     int colorbar_width = 0, colorbar_height = 0;
 };
 

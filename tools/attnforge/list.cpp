@@ -2,7 +2,6 @@
 // class (the rule), what they compute, their schedule (default or tuned, with the tuning record), and
 // the target they were built for.
 #include "commands.hpp"
-
 #include <attnforge/runtime/run.hpp>
 
 #include <fmt/format.h>
@@ -14,7 +13,9 @@ namespace attnforge::cli {
 
 namespace {
 
-const char* dtype_name(dsl::element_type t) { return t == dsl::element_type::boolean ? "bool" : "float32"; }
+const char* dtype_name(dsl::element_type t) {
+    return t == dsl::element_type::boolean ? "bool" : "float32";
+}
 
 nlohmann::json tensor_json(const dsl::tensor_spec& s) {
     return {{"name", s.name}, {"shape", s.shape_symbol()}, {"dtype", dtype_name(s.dtype)}};
@@ -27,7 +28,8 @@ int list(const ListOptions& options, std::ostream& out) {
     for (std::string_view variant : runtime::variants()) {
         const auto outputs = runtime::kernels_for(variant, "output");
         const dsl::graph_signature sig = outputs.front()->signature();
-        nlohmann::json v = {{"variant", variant}, {"inputs", nlohmann::json::array()}, {"output", tensor_json(sig.output)}};
+        nlohmann::json v = {
+            {"variant", variant}, {"inputs", nlohmann::json::array()}, {"output", tensor_json(sig.output)}};
         for (const auto& in : sig.inputs) v["inputs"].push_back(tensor_json(in));
         v["kernels"] = nlohmann::json::array();
         for (std::string_view result : {"output", "attention_weights"})
@@ -54,11 +56,13 @@ int list(const ListOptions& options, std::ostream& out) {
         for (const auto& k : v["kernels"])
             out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<14} {:<26} {}{}\n", k["name"].get<std::string>(),
                                k["result"].get<std::string>(), k["strategy"].get<std::string>(),
-                               k["sizes"].get<std::string>(), k["schedule"].get<std::string>(), k["target"].get<std::string>(),
+                               k["sizes"].get<std::string>(), k["schedule"].get<std::string>(),
+                               k["target"].get<std::string>(),
                                k["knobs"].get<std::string>().empty() ? "" : "  " + k["knobs"].get<std::string>());
     }
     out << "Each (variant, result) runs the first kernel whose size class holds (Lk: the attention's key length).\n"
-           "Schedules: default (generated/kernels.list) or tuned (a record of generated/tuning_records.jsonl, attnforge tune).\n";
+           "Schedules: default (generated/kernels.list) or tuned (a record of generated/tuning_records.jsonl, "
+           "attnforge tune).\n";
     return 0;
 }
 

@@ -4,13 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
-
 #include <filesystem>
 #include <iostream>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -25,8 +23,8 @@ int forward_to_tuner(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
     args.push_back(nullptr);
     execv(tuner.c_str(), args.data());
-    std::cerr << "attnforge: tune needs " << tuner.string() << " (built with the project, not in sanitizer builds): "
-              << std::strerror(errno) << "\n";
+    std::cerr << "attnforge: tune needs " << tuner.string()
+              << " (built with the project, not in sanitizer builds): " << std::strerror(errno) << "\n";
     return 1;
 }
 
@@ -61,10 +59,12 @@ int main(int argc, char** argv) {
     auto* bench_cmd = app.add_subcommand(
         "bench",
         "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak measured in the "
-        "same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and --min-seconds (0.5 s), median reported.");
+        "same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and "
+        "--min-seconds (0.5 s), median reported.");
     bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
     bench_cmd->add_option("--batch", bench.batch, "B")->check(CLI::PositiveNumber);
-    bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")
+        ->check(CLI::PositiveNumber);
     bench_cmd->add_option("--length", bench.length, "Every sequence length (L)")->check(CLI::PositiveNumber);
     bench_cmd->add_option("--lq", bench.lq, "Query length Lq (overrides --length)")->check(CLI::PositiveNumber);
     bench_cmd->add_option("--lk", bench.lk, "Key length Lk (overrides --length)")->check(CLI::PositiveNumber);
@@ -81,14 +81,17 @@ int main(int argc, char** argv) {
 
     attnforge::cli::VizOptions viz;
     auto* viz_cmd = app.add_subcommand(
-        "viz", "Draw a variant's attention weights as a PNG heatmap (one panel per head, colour bar, optional token "
-               "labels) and print each query row's entropy and top-k keys");
+        "viz",
+        "Draw a variant's attention weights as a PNG heatmap (one panel per head, colour bar, optional token "
+        "labels) and print each query row's entropy and top-k keys");
     viz_cmd->add_option("variant", viz.variant, "Variant name (see `attnforge list`)")->required();
     viz_cmd->add_option("--input", viz.inputs, "NAME=FILE.npy, once per input of the variant")->required();
     viz_cmd->add_option("--png", viz.png, "Where to write the heatmap (.png)")->required();
     viz_cmd->add_option("--batch", viz.batch, "Which batch entry to draw (default 0)")->check(CLI::NonNegativeNumber);
-    viz_cmd->add_option("--head", viz.head, "Only this head (default: every head, one panel each)")->check(CLI::NonNegativeNumber);
-    viz_cmd->add_option("--tokens", viz.tokens, "Labels for queries and keys (self-attention): a text file, one token per line");
+    viz_cmd->add_option("--head", viz.head, "Only this head (default: every head, one panel each)")
+        ->check(CLI::NonNegativeNumber);
+    viz_cmd->add_option("--tokens", viz.tokens,
+                        "Labels for queries and keys (self-attention): a text file, one token per line");
     viz_cmd->add_option("--query-tokens", viz.query_tokens, "Labels for the queries, one per line");
     viz_cmd->add_option("--key-tokens", viz.key_tokens, "Labels for the keys, one per line");
     viz_cmd->add_option("--top-k", viz.top_k, "Keys listed per query row (default 3)")->check(CLI::PositiveNumber);
@@ -96,12 +99,15 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     viz_cmd->add_option("--engine", viz.engine, "kernel (generated code) or interpreter (float64 reference)")
         ->check(CLI::IsMember({"kernel", "interpreter"}));
-    viz_cmd->add_option("--threads", viz.threads, "Threads for this run (default: one per core)")->check(CLI::PositiveNumber);
-    viz_cmd->add_flag("--json", viz.json, "Print the layout (pixel positions, colour map) and every row's statistics as JSON");
+    viz_cmd->add_option("--threads", viz.threads, "Threads for this run (default: one per core)")
+        ->check(CLI::PositiveNumber);
+    viz_cmd->add_flag("--json", viz.json,
+                      "Print the layout (pixel positions, colour map) and every row's statistics as JSON");
 
     // Listed for --help only: main() hands `tune` to attnforge-tune before parsing.
-    app.add_subcommand("tune", "Tune a variant's schedule for given sizes on this machine and record it for the next build "
-                               "(attnforge tune --help)")
+    app.add_subcommand("tune",
+                       "Tune a variant's schedule for given sizes on this machine and record it for the next build "
+                       "(attnforge tune --help)")
         ->allow_extras();
 
     try {

@@ -4,7 +4,6 @@
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "tensors.hpp"
-
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/runtime/run.hpp>
@@ -23,7 +22,9 @@ struct Outputs {
     std::vector<float> weights;
 };
 
-std::vector<float> to_float32(const interp::Tensor& t) { return {t.data.begin(), t.data.end()}; }
+std::vector<float> to_float32(const interp::Tensor& t) {
+    return {t.data.begin(), t.data.end()};
+}
 
 }  // namespace
 

@@ -12,10 +12,14 @@ namespace attnforge::cli {
 namespace {
 std::string dtype_text(io::npy_dtype t) {
     switch (t) {
-        case io::npy_dtype::float32: return "float32 '<f4'";
-        case io::npy_dtype::float64: return "float64 '<f8'";
-        case io::npy_dtype::boolean: return "bool '|b1'";
-        default: return "uint8 '|u1'";
+        case io::npy_dtype::float32:
+            return "float32 '<f4'";
+        case io::npy_dtype::float64:
+            return "float64 '<f8'";
+        case io::npy_dtype::boolean:
+            return "bool '|b1'";
+        default:
+            return "uint8 '|u1'";
     }
 }
 }  // namespace
@@ -81,7 +85,9 @@ dsl::graph_signature variant_signature(const std::string& name) {
     dsl::graph_signature sig;
     if (!dsl::with_builtin_variant(name, [&](const auto& g) { sig = dsl::signature(g); })) {
         std::string known;
-        boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) { known += (known.empty() ? "" : ", ") + std::string(g.name.view()); });
+        boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) {
+            known += (known.empty() ? "" : ", ") + std::string(g.name.view());
+        });
         throw input_error("unknown variant '" + name + "'; known: " + known);
     }
     return sig;

@@ -1,9 +1,9 @@
 // Between .npy files and the engines' tensors, with the contract's dtype rules (docs/contract.md §4).
 #pragma once
 
+#include <attnforge/dsl.hpp>
 #include <attnforge/interp/tensor.hpp>
 #include <attnforge/io/npy.hpp>
-#include <attnforge/dsl.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
 #include <iosfwd>

@@ -8,7 +8,6 @@
 #include "exit_status.hpp"
 #include "heatmap.hpp"
 #include "tensors.hpp"
-
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/runtime/run.hpp>
@@ -32,8 +31,8 @@ std::vector<std::string> read_tokens(const std::string& path, std::int64_t expec
     std::vector<std::string> tokens;
     for (std::string line; std::getline(in, line);) tokens.push_back(line);
     if (static_cast<std::int64_t>(tokens.size()) != expected)
-        throw input_error("the token file '" + path + "' must have one line per " + axis + " (" + std::to_string(expected) +
-                          "), given " + std::to_string(tokens.size()));
+        throw input_error("the token file '" + path + "' must have one line per " + axis + " (" +
+                          std::to_string(expected) + "), given " + std::to_string(tokens.size()));
     return tokens;
 }
 
@@ -88,16 +87,18 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
         style.title = fmt::format("{} (batch {})", o.variant, o.batch);
         if (!o.tokens.empty()) {
             if (Lq != Lk)
-                throw input_error("--tokens labels both axes, but Lq = " + std::to_string(Lq) + " and Lk = " + std::to_string(Lk) +
-                                  " differ: give --query-tokens and --key-tokens");
+                throw input_error("--tokens labels both axes, but Lq = " + std::to_string(Lq) +
+                                  " and Lk = " + std::to_string(Lk) + " differ: give --query-tokens and --key-tokens");
             style.row_labels = style.col_labels = read_tokens(o.tokens, Lq, "query and key");
         }
         if (!o.query_tokens.empty()) style.row_labels = read_tokens(o.query_tokens, Lq, "query");
         if (!o.key_tokens.empty()) style.col_labels = read_tokens(o.key_tokens, Lk, "key");
 
         std::vector<std::int64_t> heads;
-        if (o.head) heads.push_back(*o.head);
-        else for (std::int64_t h = 0; h < H; ++h) heads.push_back(h);
+        if (o.head)
+            heads.push_back(*o.head);
+        else
+            for (std::int64_t h = 0; h < H; ++h) heads.push_back(h);
         std::vector<HeatmapPanel> panels;
         for (std::int64_t h : heads) {
             const auto begin = weights.begin() + (o.batch * H + h) * Lq * Lk;
@@ -105,12 +106,20 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
         }
         const HeatmapLayout layout = write_heatmap_png(o.png, panels, style);
 
-        auto key_name = [&](std::int64_t j) { return style.col_labels.empty() ? std::to_string(j) : "'" + style.col_labels[static_cast<std::size_t>(j)] + "'"; };
-        auto query_name = [&](std::int64_t i) { return style.row_labels.empty() ? std::to_string(i) : "'" + style.row_labels[static_cast<std::size_t>(i)] + "'"; };
+        auto key_name = [&](std::int64_t j) {
+            return style.col_labels.empty() ? std::to_string(j)
+                                            : "'" + style.col_labels[static_cast<std::size_t>(j)] + "'";
+        };
+        auto query_name = [&](std::int64_t i) {
+            return style.row_labels.empty() ? std::to_string(i)
+                                            : "'" + style.row_labels[static_cast<std::size_t>(i)] + "'";
+        };
         nlohmann::ordered_json rows = nlohmann::ordered_json::array();
         if (!o.json)
-            out << fmt::format("attnforge viz: {} → {} ({} x {} px), weights of batch {} (B={}, Hq={}, Lq={}, Lk={}), colour scale 0 to {:.4g}\n",
-                               o.variant, o.png, layout.width, layout.height, o.batch, B, H, Lq, Lk, layout.vmax);
+            out << fmt::format(
+                "attnforge viz: {} → {} ({} x {} px), weights of batch {} (B={}, Hq={}, Lq={}, Lk={}), colour scale 0 "
+                "to {:.4g}\n",
+                o.variant, o.png, layout.width, layout.height, o.batch, B, H, Lq, Lk, layout.vmax);
         const std::int64_t top_k = std::min<std::int64_t>(o.top_k, Lk);
         for (std::size_t p = 0; p < heads.size(); ++p) {
             const std::vector<float>& w = panels[p].values;
@@ -121,18 +130,23 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
                 std::iota(order.begin(), order.end(), 0);
                 // A strict weak order even with NaN weights (a NaN input gives NaN rows): NaN ranks last.
                 auto weight = [&](std::int64_t j) { return std::isnan(row[j]) ? -INFINITY : row[j]; };
-                std::partial_sort(order.begin(), order.begin() + top_k, order.end(), [&](std::int64_t a, std::int64_t b) {
-                    return weight(a) > weight(b) || (weight(a) == weight(b) && a < b);
-                });
+                std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
+                                  [&](std::int64_t a, std::int64_t b) {
+                                      return weight(a) > weight(b) || (weight(a) == weight(b) && a < b);
+                                  });
                 // Only keys that take part: a masked key (weight 0) is never "top".
                 std::int64_t k = 0;
                 while (k < top_k && row[order[static_cast<std::size_t>(k)]] > 0) ++k;
                 if (o.json) {
                     nlohmann::ordered_json top = nlohmann::ordered_json::array();
                     for (std::int64_t t = 0; t < k && !masked; ++t)
-                        top.push_back({{"key", order[static_cast<std::size_t>(t)]}, {"weight", row[order[static_cast<std::size_t>(t)]]}});
-                    rows.push_back({{"head", heads[p]}, {"query", i}, {"masked", masked},
-                                    {"entropy", masked ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(entropy(row, Lk))},
+                        top.push_back({{"key", order[static_cast<std::size_t>(t)]},
+                                       {"weight", row[order[static_cast<std::size_t>(t)]]}});
+                    rows.push_back({{"head", heads[p]},
+                                    {"query", i},
+                                    {"masked", masked},
+                                    {"entropy", masked ? nlohmann::ordered_json(nullptr)
+                                                       : nlohmann::ordered_json(entropy(row, Lk))},
                                     {"top", top}});
                     continue;
                 }
@@ -141,12 +155,14 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
                     break;
                 }
                 if (masked) {
-                    out << fmt::format("  head {} query {}: every key masked (zero weights)\n", heads[p], query_name(i));
+                    out << fmt::format("  head {} query {}: every key masked (zero weights)\n", heads[p],
+                                       query_name(i));
                     continue;
                 }
                 std::string top;
                 for (std::int64_t t = 0; t < k; ++t)
-                    top += fmt::format("{}{} {:.3f}", t ? ", " : "", key_name(order[static_cast<std::size_t>(t)]), row[order[static_cast<std::size_t>(t)]]);
+                    top += fmt::format("{}{} {:.3f}", t ? ", " : "", key_name(order[static_cast<std::size_t>(t)]),
+                                       row[order[static_cast<std::size_t>(t)]]);
                 out << fmt::format("  head {} query {}: entropy {:.3f} nats; top {}: {}\n", heads[p], query_name(i),
                                    entropy(row, Lk), k, top);
             }
@@ -163,7 +179,9 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
             j["shape"] = shape;
             j["heads"] = heads;
             for (const auto& origin : layout.panels) j["panels"].push_back({{"x", origin.x}, {"y", origin.y}});
-            j["colorbar"] = {{"x", layout.colorbar.x}, {"y", layout.colorbar.y}, {"width", layout.colorbar_width},
+            j["colorbar"] = {{"x", layout.colorbar.x},
+                             {"y", layout.colorbar.y},
+                             {"width", layout.colorbar_width},
                              {"height", layout.colorbar_height}};
             for (int i = 0; i < 256; ++i) {
                 const auto rgb = viridis(i / 255.0);

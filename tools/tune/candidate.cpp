@@ -61,7 +61,8 @@ Candidate Candidate::compile(const Problem& p, const SchedulePoint& point, const
     if (point.is_autoscheduler()) {
         const auto& [name, plugin] = autoschedulers().at(point.strategy);
         load_once(plugin);
-        pipeline.apply_autoscheduler(target, Halide::AutoschedulerParams(name, {{"parallelism", std::to_string(threads)}}));
+        pipeline.apply_autoscheduler(target,
+                                     Halide::AutoschedulerParams(name, {{"parallelism", std::to_string(threads)}}));
     }
     // The pipeline's arguments: every input buffer, in the generator's order (the graph's).
     std::vector<Halide::Argument> arguments;

@@ -18,11 +18,13 @@ std::vector<KernelLine> read_kernel_list(const std::string& path) {
         KernelLine k;
         if (!(words >> k.variant) || k.variant.front() == '#') continue;
         if (!(words >> k.result >> k.strategy >> k.sizes))
-            throw std::runtime_error(path + ":" + std::to_string(number) + ": a kernel line needs variant, result, strategy and sizes");
+            throw std::runtime_error(path + ":" + std::to_string(number) +
+                                     ": a kernel line needs variant, result, strategy and sizes");
         std::string knob;
         while (words >> knob) {
             const auto eq = knob.find('=');
-            if (eq == std::string::npos) throw std::runtime_error(path + ":" + std::to_string(number) + ": bad knob '" + knob + "'");
+            if (eq == std::string::npos)
+                throw std::runtime_error(path + ":" + std::to_string(number) + ": bad knob '" + knob + "'");
             // block_mask adds the pre-pass's input, which candidates compiled just in time do not get:
             // the tuner tunes the kernel without it (docs/tuning.md).
             if (knob.substr(0, eq) == "block_mask") continue;

@@ -6,9 +6,7 @@
 #include "progress.hpp"
 #include "records.hpp"
 #include "search.hpp"
-
 #include <attnforge/errors.hpp>
-#include <fma_peak.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -18,6 +16,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fma_peak.hpp>
 #include <iostream>
 #include <thread>
 
@@ -27,7 +26,9 @@ namespace tune = attnforge::tune;
 namespace fs = std::filesystem;
 
 std::atomic<int> interrupts{0};
-extern "C" void on_interrupt(int) { interrupts.fetch_add(1); }
+extern "C" void on_interrupt(int) {
+    interrupts.fetch_add(1);
+}
 
 struct Options {
     std::string variant, result = "output";
@@ -68,11 +69,12 @@ std::string schedule_text(const tune::SchedulePoint& p) {
 void print_table(const tune::Problem& problem, const tune::SearchOutcome& out, const tune::Record& record,
                  double peak_gflops, int top) {
     const double default_ms = out.trials[out.default_index].ms;
-    fmt::print("\n{:>4}  {:>9}  {:>8}  {:>6}  {:>10}  {}\n", "rank", "ms", "GFLOP/s", "% peak", "vs default", "schedule");
+    fmt::print("\n{:>4}  {:>9}  {:>8}  {:>6}  {:>10}  {}\n", "rank", "ms", "GFLOP/s", "% peak", "vs default",
+               "schedule");
     auto row = [&](const std::string& rank, const tune::Trial& t) {
         const double gflops = problem.flops / (t.ms / 1e3) / 1e9;
-        fmt::print("{:>4}  {:>9.3f}  {:>8.1f}  {:>6.1f}  {:>9.2f}x  {}\n", rank, t.ms, gflops, 100 * gflops / peak_gflops,
-                   default_ms / t.ms, schedule_text(t.point));
+        fmt::print("{:>4}  {:>9.3f}  {:>8.1f}  {:>6.1f}  {:>9.2f}x  {}\n", rank, t.ms, gflops,
+                   100 * gflops / peak_gflops, default_ms / t.ms, schedule_text(t.point));
     };
     const tune::Trial* previous = out.previous_index >= 0 ? &out.trials[out.previous_index] : nullptr;
     int rank = 0;
@@ -86,15 +88,19 @@ void print_table(const tune::Problem& problem, const tune::SearchOutcome& out, c
     for (int i : out.autoschedulers) {  // those not in the table: where they stand
         const tune::Trial& t = out.trials[i];
         if (std::find(out.finalists.begin(), out.finalists.end(), i) != out.finalists.end()) continue;
-        if (t.ok()) fmt::print("      {:<13} {:.3f} ms at screening, {:.2f}x the default\n", t.point.strategy, t.screen_ms, out.trials[out.default_index].screen_ms / t.screen_ms);
-        else fmt::print("      {:<13} {}\n", t.point.strategy, t.status);
+        if (t.ok())
+            fmt::print("      {:<13} {:.3f} ms at screening, {:.2f}x the default\n", t.point.strategy, t.screen_ms,
+                       out.trials[out.default_index].screen_ms / t.screen_ms);
+        else
+            fmt::print("      {:<13} {}\n", t.point.strategy, t.status);
     }
     int invalid = 0, failed = 0;
     std::string example;
     for (const auto& t : out.trials) {
         if (t.status.rfind("invalid", 0) == 0) ++invalid;
         if (t.status.rfind("failed", 0) == 0) ++failed;
-        if (!t.ok() && example.empty() && !t.point.is_autoscheduler()) example = schedule_text(t.point) + ": " + t.status;
+        if (!t.ok() && example.empty() && !t.point.is_autoscheduler())
+            example = schedule_text(t.point) + ": " + t.status;
     }
     fmt::print("\n{} candidates in {:.0f} s: {} valid, {} rejected by validation, {} failed to compile or run{}\n",
                out.trials.size(), out.seconds, out.trials.size() - invalid - failed, invalid, failed,
@@ -117,15 +123,18 @@ int tune_main(const Options& o) {
     for (const auto& r : db.records)
         if (r.key.variant == key.variant && r.key.result == key.result && r.key.size_bucket == key.size_bucket &&
             !(r.key == key))
-            fmt::print(stderr, "attnforge tune: note: record {} does not apply here: {}\n", r.id, tune::mismatch(r.key, key));
+            fmt::print(stderr, "attnforge tune: note: record {} does not apply here: {}\n", r.id,
+                       tune::mismatch(r.key, key));
 
     tune::SearchOptions so;
     so.threads = threads;
     so.budget_seconds = o.budget;
     so.max_trials = o.trials;
     if (!o.budget && !o.trials) so.budget_seconds = 120;
-    if (!o.strategy.empty()) so.strategies = {o.strategy};
-    else if (o.result == "attention_weights") so.strategies = {"materialized"};
+    if (!o.strategy.empty())
+        so.strategies = {o.strategy};
+    else if (o.result == "attention_weights")
+        so.strategies = {"materialized"};
     const auto lines = tune::read_kernel_list(o.kernel_list);
     if (const auto rule = tune::rule_choice(lines, o.variant, o.result, problem.key_length);
         rule && (rule->strategy == "materialized" || rule->strategy == "streaming")) {
@@ -142,17 +151,21 @@ int tune_main(const Options& o) {
     so.resume = o.resume;
 
     const Halide::Target target = Halide::get_jit_target_from_environment();
-    fmt::print("attnforge tune {} ({}): {}, {} threads, {:.3f} GFLOP per call\n", o.variant, o.result, problem.describe(),
-               threads, problem.flops / 1e9);
-    fmt::print("  target {}\n  size bucket {}, default: {} (the kernel list's rule for Lk={}), search: {}, seed {}, {}\n",
-               target.to_string(), key.size_bucket, so.rule_strategy, problem.key_length, so.method, so.seed,
-               so.max_trials ? fmt::format("{} trials", *so.max_trials) : fmt::format("budget {:.0f} s", *so.budget_seconds));
-    if (previous) fmt::print("  starting from record {} ({}): {}\n", previous->id, previous->time, schedule_text(previous->best.point));
+    fmt::print("attnforge tune {} ({}): {}, {} threads, {:.3f} GFLOP per call\n", o.variant, o.result,
+               problem.describe(), threads, problem.flops / 1e9);
+    fmt::print(
+        "  target {}\n  size bucket {}, default: {} (the kernel list's rule for Lk={}), search: {}, seed {}, {}\n",
+        target.to_string(), key.size_bucket, so.rule_strategy, problem.key_length, so.method, so.seed,
+        so.max_trials ? fmt::format("{} trials", *so.max_trials) : fmt::format("budget {:.0f} s", *so.budget_seconds));
+    if (previous)
+        fmt::print("  starting from record {} ({}): {}\n", previous->id, previous->time,
+                   schedule_text(previous->best.point));
     fmt::print("  journal {}{}\n", so.journal, o.resume ? " (resumed)" : "");
 
     std::signal(SIGINT, on_interrupt);
     tune::ProgressView view(stderr);
-    tune::SearchOutcome out = tune::run_search(problem, target, so, interrupts, [&](const tune::Progress& p) { view(p); });
+    tune::SearchOutcome out =
+        tune::run_search(problem, target, so, interrupts, [&](const tune::Progress& p) { view(p); });
     view.finish();
     std::signal(SIGINT, SIG_DFL);
 
@@ -184,8 +197,9 @@ int tune_main(const Options& o) {
         fmt::print("not recorded (--no-record)\n");
     } else {
         tune::append_record(o.db, r);
-        fmt::print("recorded {} in {}\nthe next build uses it for {} ({}, {}): rebuild, then `attnforge list` shows it\n",
-                   r.id, o.db, o.variant, o.result, key.size_bucket);
+        fmt::print(
+            "recorded {} in {}\nthe next build uses it for {} ({}, {}): rebuild, then `attnforge list` shows it\n",
+            r.id, o.db, o.variant, o.result, key.size_bucket);
     }
     return 0;
 }
@@ -195,9 +209,12 @@ int tune_main(const Options& o) {
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{
-        "attnforge tune: search schedules of a variant for given sizes on this machine and record the fastest for the next build.\n"
-        "Every candidate is compiled just in time with Halide and validated against the reference interpreter on a small\n"
-        "size (the size bucket's smallest key length) and against the default schedule at the tuned size before it is timed.\n"
+        "attnforge tune: search schedules of a variant for given sizes on this machine and record the fastest for the "
+        "next build.\n"
+        "Every candidate is compiled just in time with Halide and validated against the reference interpreter on a "
+        "small\n"
+        "size (the size bucket's smallest key length) and against the default schedule at the tuned size before it is "
+        "timed.\n"
         "Measurement: inputs and output allocated once, on --threads threads; screening: 1 warm-up call, median of 3;\n"
         "final comparison of the best candidates, the default and the previous record: 5 interleaved rounds of\n"
         "(2 warm-up calls, then calls until 5 and 0.25 s), median of the rounds' medians; the fastest replaces the\n"
@@ -209,19 +226,26 @@ int main(int argc, char** argv) {
     });
     bool help_knobs = false;
     app.add_option("variant", o.variant, "Variant name (see `attnforge list`)");
-    app.add_option("--result", o.result, "output or attention_weights")->check(CLI::IsMember({"output", "attention_weights"}));
+    app.add_option("--result", o.result, "output or attention_weights")
+        ->check(CLI::IsMember({"output", "attention_weights"}));
     app.add_option("--batch", o.batch, "B")->check(CLI::PositiveNumber);
     app.add_option("--heads", o.heads, "H, for variants with a run-time head count")->check(CLI::PositiveNumber);
     app.add_option("--length", o.length, "Every sequence length (L)")->check(CLI::PositiveNumber);
     app.add_option("--lq", o.lq, "Query length (overrides --length)")->check(CLI::PositiveNumber);
     app.add_option("--lk", o.lk, "Key length (overrides --length)")->check(CLI::PositiveNumber);
-    app.add_option("--threads", o.threads, "Threads the kernel runs on (default: one per core); part of the record's key")
+    app.add_option("--threads", o.threads,
+                   "Threads the kernel runs on (default: one per core); part of the record's key")
         ->check(CLI::PositiveNumber);
-    auto* budget = app.add_option("--budget", o.budget, "Seconds for the whole run (default 120 when --trials is not given)")
-                       ->check(CLI::PositiveNumber);
-    app.add_option("--trials", o.trials, "Candidates to evaluate instead of a time budget")->check(CLI::PositiveNumber)->excludes(budget);
-    app.add_option("--strategy", o.strategy, "Search one schedule strategy only")->check(CLI::IsMember({"materialized", "streaming"}));
-    app.add_option("--search", o.search, "evolutionary (default) or random")->check(CLI::IsMember({"evolutionary", "random"}));
+    auto* budget =
+        app.add_option("--budget", o.budget, "Seconds for the whole run (default 120 when --trials is not given)")
+            ->check(CLI::PositiveNumber);
+    app.add_option("--trials", o.trials, "Candidates to evaluate instead of a time budget")
+        ->check(CLI::PositiveNumber)
+        ->excludes(budget);
+    app.add_option("--strategy", o.strategy, "Search one schedule strategy only")
+        ->check(CLI::IsMember({"materialized", "streaming"}));
+    app.add_option("--search", o.search, "evolutionary (default) or random")
+        ->check(CLI::IsMember({"evolutionary", "random"}));
     app.add_option("--seed", o.seed, "Seed of the search: the same seed proposes the same candidates");
     app.add_flag("--resume", o.resume, "Take the candidates already in the journal as measured");
     app.add_option("--autoschedulers", o.autoschedulers, "Halide autoschedulers among the candidates")

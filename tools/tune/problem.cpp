@@ -54,8 +54,9 @@ Problem make_problem(const std::string& variant, const std::string& result, cons
             }
             p.self_attention = seq_q == seq_k;
             if (p.self_attention && asked.lq != asked.lk)
-                throw input_error(fmt::format("variant '{}' attends a sequence to itself: Lq and Lk must be equal (given {} and {})",
-                                              variant, asked.lq, asked.lk));
+                throw input_error(
+                    fmt::format("variant '{}' attends a sequence to itself: Lq and Lk must be equal (given {} and {})",
+                                variant, asked.lq, asked.lk));
             for (const auto& in : p.signature.inputs)
                 if (in.dims.size() == 2 && in.dims[0].role == dsl::dim_spec::axis::fixed &&
                     in.dims[1].role == dsl::dim_spec::axis::fixed)

@@ -24,11 +24,11 @@ struct Problem {
     bool projections = false;       // the graph has linear layers (weight inputs (D_in, D_out))
     dsl::graph_signature signature;
     dsl::tensor_spec result_spec;
-    std::string canonical;          // dsl::canonical of the variant's graph
-    double flops = 0;               // dense (dsl::flop_count)
+    std::string canonical;  // dsl::canonical of the variant's graph
+    double flops = 0;       // dense (dsl::flop_count)
 
     std::vector<std::int64_t> result_shape() const { return runtime::shape_for(result_spec, sizes); }
-    std::string describe() const;   // "B=1 H=8 Lq=2048 Lk=2048"
+    std::string describe() const;  // "B=1 H=8 Lq=2048 Lk=2048"
 };
 
 // Throws attnforge::input_error for an unknown variant or a result it does not have. Lq and Lk are

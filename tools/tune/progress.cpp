@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
+#include <unistd.h>
 
 namespace attnforge::tune {
 
@@ -34,8 +33,8 @@ ProgressView::ProgressView(std::FILE* out) : out_(out), live_(isatty(fileno(out)
 
 void ProgressView::operator()(const Progress& p) {
     const double fraction = p.remaining >= 0 ? p.elapsed / std::max(p.elapsed + p.remaining, 1e-9)
-                            : p.planned > 0 ? double(p.done) / p.planned
-                                            : 0.0;
+                            : p.planned > 0  ? double(p.done) / p.planned
+                                             : 0.0;
     const std::string counts = p.phase == "final" ? fmt::format("final timing {}", p.done)
                                : p.planned > 0    ? fmt::format("{}/{} trials", p.done, p.planned)
                                                   : fmt::format("{} trials", p.done);
@@ -55,7 +54,7 @@ void ProgressView::operator()(const Progress& p) {
         return;
     }
     const std::string what = p.last ? fmt::format("{:<13} {}", p.last->point.strategy, p.last->point.knob_text()) : "";
-    const std::string outcome = !p.last       ? ""
+    const std::string outcome = !p.last        ? ""
                                 : p.last->ok() ? fmt::format("{:.3f} ms", p.last->screen_ms)
                                                : p.last->status;
     fmt::print(out_, "{} {} {} {}  {} | {}  {}\n", bar(fraction, 16), counts, clock_text(p.elapsed), left, best_text(p),

@@ -17,7 +17,9 @@ using ordered = nlohmann::ordered_json;
 
 namespace {
 // Times to a useful precision (0.1 µs, 10 ms): shorter lines, same decisions.
-double rounded(double v, double scale) { return std::round(v * scale) / scale; }
+double rounded(double v, double scale) {
+    return std::round(v * scale) / scale;
+}
 }  // namespace
 
 nlohmann::ordered_json to_json(const Trial& t) {
@@ -49,7 +51,8 @@ SchedulePoint point_from(const std::string& strategy, const std::string& knob_te
     std::string word;
     while (in >> word) {
         const auto eq = word.find('=');
-        if (eq == std::string::npos || eq == 0) throw std::runtime_error("bad knob '" + word + "' (expected name=value)");
+        if (eq == std::string::npos || eq == 0)
+            throw std::runtime_error("bad knob '" + word + "' (expected name=value)");
         try {
             std::size_t used = 0;
             const std::string value = word.substr(eq + 1);
@@ -74,7 +77,9 @@ Trial trial_from_json(const nlohmann::json& j) {
     return t;
 }
 
-std::string host_target_string() { return Halide::get_host_target().to_string(); }
+std::string host_target_string() {
+    return Halide::get_host_target().to_string();
+}
 
 std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");
@@ -90,14 +95,10 @@ std::string cpu_model() {
 }
 
 RecordKey machine_key(const Problem& p, int threads) {
-    return {p.variant,
-            p.result,
-            p.canonical,
-            size_bucket(p.key_length),
-            threads,
-            host_target_string(),
-            cpu_model(),
-            fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
+    return {p.variant,        p.result,
+            p.canonical,      size_bucket(p.key_length),
+            threads,          host_target_string(),
+            cpu_model(),      fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
             ATTNFORGE_VERSION};
 }
 
@@ -115,7 +116,10 @@ nlohmann::ordered_json to_json(const Record& r) {
     j["attnforge"] = r.key.attnforge;
     j["canonical"] = r.key.canonical;
     j["sizes"] = {{"B", r.sizes.batch}, {"H", r.sizes.heads}, {"Lq", r.sizes.lq}, {"Lk", r.sizes.lk}};
-    j["search"] = {{"method", r.search}, {"seed", r.seed}, {"trials", r.trials}, {"seconds", rounded(r.seconds, 10)},
+    j["search"] = {{"method", r.search},
+                   {"seed", r.seed},
+                   {"trials", r.trials},
+                   {"seconds", rounded(r.seconds, 10)},
                    {"interrupted", r.interrupted}};
     j["best"] = to_json(r.best);
     j["default"] = to_json(r.default_schedule);
@@ -204,7 +208,8 @@ std::string new_record_id() {
 }
 
 std::string utc_now() {
-    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                       fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
 }  // namespace attnforge::tune

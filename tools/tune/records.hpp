@@ -23,10 +23,10 @@ struct RecordKey {
     std::string canonical;    // the variant's canonical DSL text (dsl::canonical): what it computes
     std::string size_bucket;  // "1024<Lk<=2048": the size class of the tuned kernel
     int threads = 0;
-    std::string target;       // Halide's host target string, features included
-    std::string cpu;          // /proc/cpuinfo "model name"
-    std::string halide;       // Halide version, "21.0.0"
-    std::string attnforge;    // attnforge version (project VERSION)
+    std::string target;     // Halide's host target string, features included
+    std::string cpu;        // /proc/cpuinfo "model name"
+    std::string halide;     // Halide version, "21.0.0"
+    std::string attnforge;  // attnforge version (project VERSION)
     bool operator==(const RecordKey&) const = default;
 };
 
@@ -40,14 +40,14 @@ struct Trial {
 };
 
 struct Record {
-    std::string id;           // 12 hex digits, unique per record
-    std::string time;         // UTC, ISO 8601
+    std::string id;    // 12 hex digits, unique per record
+    std::string time;  // UTC, ISO 8601
     RecordKey key;
-    ProblemSizes sizes;       // where it was measured
-    std::string search;       // evolutionary | random
+    ProblemSizes sizes;  // where it was measured
+    std::string search;  // evolutionary | random
     std::uint64_t seed = 0;
-    int trials = 0;           // candidates evaluated (all statuses)
-    double seconds = 0;       // wall time of the run
+    int trials = 0;      // candidates evaluated (all statuses)
+    double seconds = 0;  // wall time of the run
     bool interrupted = false;
     Trial best, default_schedule;
     std::vector<Trial> autoschedulers;  // each autoscheduler's outcome

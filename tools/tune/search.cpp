@@ -30,14 +30,22 @@ class Search {
 public:
     Search(const Problem& p, const Halide::Target& target, const SearchOptions& o, const std::atomic<int>& interrupts,
            const std::function<void(const Progress&)>& observe)
-        : problem_(p), target_(target), o_(o), interrupts_(interrupts), observe_(observe),
-          space_(o.strategies, target.has_feature(Halide::Target::AVX512) ? 16 : 8, p.projections), rng_(o.seed),
-          validator_(p), big_(p) {}
+        : problem_(p),
+          target_(target),
+          o_(o),
+          interrupts_(interrupts),
+          observe_(observe),
+          space_(o.strategies, target.has_feature(Halide::Target::AVX512) ? 16 : 8, p.projections),
+          rng_(o.seed),
+          validator_(p),
+          big_(p) {}
 
     SearchOutcome run() {
         start_ = clock::now();
-        if (o_.resume) load_journal();
-        else if (!o_.journal.empty()) std::ofstream(o_.journal, std::ios::trunc);
+        if (o_.resume)
+            load_journal();
+        else if (!o_.journal.empty())
+            std::ofstream(o_.journal, std::ios::trunc);
 
         // 1. Defaults: the rule's strategy first (its output is the reference at the tuned size).
         std::vector<std::string> order = {o_.rule_strategy};
@@ -59,7 +67,8 @@ public:
             if (stopping()) break;
             const double need = expected_compile_seconds(a, trials_compile_average());
             if (o_.budget_seconds && elapsed() + need > *o_.budget_seconds) {
-                Trial t{{a, {}}, fmt::format("skipped: needs about {:.0f} s to compile, more than the budget left", need)};
+                Trial t{{a, {}},
+                        fmt::format("skipped: needs about {:.0f} s to compile, more than the budget left", need)};
                 out_.autoschedulers.push_back(push(std::move(t)));
                 continue;
             }
@@ -102,7 +111,8 @@ private:
     }
     double final_seconds() const {
         const double ms = out_.trials[out_.default_index].screen_ms;
-        const double per_timing = std::max(final_round.min_seconds, (final_round.warmup + final_round.repeats) * ms / 1e3);
+        const double per_timing =
+            std::max(final_round.min_seconds, (final_round.warmup + final_round.repeats) * ms / 1e3);
         return (o_.finalists + 2) * final_rounds * per_timing;
     }
     bool out_of_time() const {
@@ -128,7 +138,8 @@ private:
         p.done = done;
         p.planned = o_.max_trials.value_or(0);
         p.elapsed = elapsed();
-        if (o_.budget_seconds) p.remaining = std::max(0.0, *o_.budget_seconds - p.elapsed);
+        if (o_.budget_seconds)
+            p.remaining = std::max(0.0, *o_.budget_seconds - p.elapsed);
         else if (o_.max_trials && done > 0 && phase == "search")
             p.remaining = p.elapsed / done * std::max(0, *o_.max_trials - done) + final_seconds();
         p.last = last;
@@ -160,8 +171,10 @@ private:
             t.status = "failed: " + first_line(e.what());
         }
         int i = existing;
-        if (i >= 0) out_.trials[i] = std::move(t);
-        else i = push(std::move(t));
+        if (i >= 0)
+            out_.trials[i] = std::move(t);
+        else
+            i = push(std::move(t));
         append_journal(out_.trials[i]);
         report("search", evaluated(), &out_.trials[i]);
         return i;
@@ -178,7 +191,8 @@ private:
         std::vector<int> v;
         for (int i = 0; i < static_cast<int>(out_.trials.size()); ++i)
             if (out_.trials[i].ok()) v.push_back(i);
-        std::sort(v.begin(), v.end(), [&](int a, int b) { return out_.trials[a].screen_ms < out_.trials[b].screen_ms; });
+        std::sort(v.begin(), v.end(),
+                  [&](int a, int b) { return out_.trials[a].screen_ms < out_.trials[b].screen_ms; });
         return v;
     }
 
@@ -201,7 +215,8 @@ private:
                     }
                     return out_.trials[best].point;
                 };
-                p = u(rng_) < 0.3 ? space_.crossover(tournament(), tournament(), rng_) : space_.mutate(tournament(), rng_);
+                p = u(rng_) < 0.3 ? space_.crossover(tournament(), tournament(), rng_)
+                                  : space_.mutate(tournament(), rng_);
             }
             if (!seen_.count(p.key())) return p;
         }
@@ -283,8 +298,10 @@ private:
                 if (t.status.rfind("skipped", 0) == 0) continue;
                 t.point = space_.complete(std::move(t.point));
                 t.ms = 0;
-                if (const int i = find(t.point); i >= 0) out_.trials[i] = t;
-                else push(t);
+                if (const int i = find(t.point); i >= 0)
+                    out_.trials[i] = t;
+                else
+                    push(t);
             } catch (const std::exception&) {
                 // A line cut short by an interrupted write: that candidate is simply measured again.
             }

@@ -33,21 +33,21 @@ struct SearchOptions {
     std::optional<int> max_trials;         // candidates compiled and validated (autoschedulers included)
     std::vector<std::string> strategies = {"materialized", "streaming"};
     std::string rule_strategy = "materialized";  // the strategy the build's rule picks for these sizes
-    std::map<std::string, int> rule_knobs;        // and the knobs its kernel line sets
+    std::map<std::string, int> rule_knobs;       // and the knobs its kernel line sets
     std::vector<std::string> autoschedulers = {"mullapudi2016", "li2018", "adams2019"};
     std::uint64_t seed = 1;
     std::string method = "evolutionary";  // or random
     std::optional<SchedulePoint> previous_best;
-    std::string journal;  // path; empty: none
-    bool resume = false;  // take the journal's trials as already measured
-    int finalists = 4;    // fastest screened candidates timed again (plus default and previous best)
+    std::string journal;     // path; empty: none
+    bool resume = false;     // take the journal's trials as already measured
+    int finalists = 4;       // fastest screened candidates timed again (plus default and previous best)
     double min_gain = 0.02;  // a schedule replaces the default only when this much faster in the final comparison
 };
 
 struct Progress {
-    std::string phase;  // "search" or "final"
-    int done = 0;       // candidates evaluated (search) or finalists timed (final)
-    int planned = 0;    // the trial count when given, else 0 (time-bound)
+    std::string phase;                   // "search" or "final"
+    int done = 0;                        // candidates evaluated (search) or finalists timed (final)
+    int planned = 0;                     // the trial count when given, else 0 (time-bound)
     double elapsed = 0, remaining = -1;  // seconds; remaining < 0: unknown
     const Trial* last = nullptr;
     const Trial* best = nullptr;  // the fastest valid so far (screen times during the search)
@@ -55,12 +55,12 @@ struct Progress {
 };
 
 struct SearchOutcome {
-    std::vector<Trial> trials;       // every candidate in evaluation order
-    int best = -1;                   // index into trials
-    int default_index = -1;          // the kernel list's schedule for these sizes
-    int previous_index = -1;         // the newest matching record's best (the build's kernel where one applies)
-    std::vector<int> autoschedulers; // indices of the autoscheduler candidates
-    std::vector<int> finalists;      // indices timed in the final comparison
+    std::vector<Trial> trials;        // every candidate in evaluation order
+    int best = -1;                    // index into trials
+    int default_index = -1;           // the kernel list's schedule for these sizes
+    int previous_index = -1;          // the newest matching record's best (the build's kernel where one applies)
+    std::vector<int> autoschedulers;  // indices of the autoscheduler candidates
+    std::vector<int> finalists;       // indices timed in the final comparison
     bool interrupted = false;
     double seconds = 0;
 };

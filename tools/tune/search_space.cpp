@@ -58,7 +58,8 @@ SearchSpace::SearchSpace(std::vector<std::string> strategies, int natural_lanes,
     if (strategies_.empty()) throw std::invalid_argument("attnforge tune: no schedule strategy to search");
     for (const auto& s : strategies_)
         if (s != "materialized" && s != "streaming")
-            throw std::invalid_argument("attnforge tune: unknown strategy '" + s + "' (expected materialized or streaming)");
+            throw std::invalid_argument("attnforge tune: unknown strategy '" + s +
+                                        "' (expected materialized or streaming)");
     materialized_ = table_knobs(codegen::Strategy::materialized, natural_lanes, projections);
     streaming_ = table_knobs(codegen::Strategy::streaming, natural_lanes, projections);
 }
@@ -85,9 +86,7 @@ SchedulePoint SearchSpace::complete(SchedulePoint p) const {
 }
 
 SchedulePoint SearchSpace::random_point(std::mt19937_64& rng) const {
-    SchedulePoint p{
-                        strategies_[std::uniform_int_distribution<std::size_t>(0, strategies_.size() - 1)(rng)],
-                    {}};
+    SchedulePoint p{strategies_[std::uniform_int_distribution<std::size_t>(0, strategies_.size() - 1)(rng)], {}};
     for (const auto& r : knobs(p.strategy)) p.knobs[r.name] = pick(r.values, rng);
     return repair(std::move(p), rng);
 }
@@ -140,7 +139,8 @@ SchedulePoint SearchSpace::repair(SchedulePoint p, std::mt19937_64& rng) const {
             if (rule.holds(knobs_of(p))) continue;
             std::vector<const KnobRange*> searched;
             for (std::string_view name : rule.reads)
-                if (const KnobRange* r = name.empty() ? nullptr : find(ranges, std::string(name))) searched.push_back(r);
+                if (const KnobRange* r = name.empty() ? nullptr : find(ranges, std::string(name)))
+                    searched.push_back(r);
             if (searched.empty()) continue;
             const KnobRange& r = *searched[std::uniform_int_distribution<std::size_t>(0, searched.size() - 1)(rng)];
             p.knobs[r.name] = pick(r.values, rng);
@@ -152,18 +152,19 @@ SchedulePoint SearchSpace::repair(SchedulePoint p, std::mt19937_64& rng) const {
 std::string SearchSpace::describe() const {
     // The knob table as Markdown (docs/tuning.md prints this very text; tests/tune/check_knob_docs.cmake
     // compares), then the rules.
-    std::string s = "| knob | level | strategies | default | range | searched | meaning |\n"
-                    "| --- | --- | --- | ---: | --- | --- | --- |\n";
+    std::string s =
+        "| knob | level | strategies | default | range | searched | meaning |\n"
+        "| --- | --- | --- | ---: | --- | --- | --- |\n";
     for (const codegen::KnobSpec& k : codegen::knob_table) {
         std::string values;
         for (int v : k.tuned_values)
             if (!k.is_vector_width || v <= natural_lanes_) values += (values.empty() ? "" : ", ") + std::to_string(v);
-        const char* strategies = k.strategies == codegen::any_strategy ? "both"
+        const char* strategies = k.strategies == codegen::any_strategy     ? "both"
                                  : k.strategies == codegen::streaming_only ? "streaming"
                                                                            : "materialized";
         s += fmt::format("| `{}` | {} | {} | {} | [{}, {}] | {} | {} |\n", k.name,
-                         k.level == codegen::KnobLevel::algorithm ? "algorithm" : "schedule", strategies, k.default_value,
-                         k.min, k.max, values.empty() ? "not searched" : values, k.meaning);
+                         k.level == codegen::KnobLevel::algorithm ? "algorithm" : "schedule", strategies,
+                         k.default_value, k.min, k.max, values.empty() ? "not searched" : values, k.meaning);
     }
     s += "\nRules a searched point must satisfy:\n";
     for (const codegen::KnobRule& rule : codegen::knob_rules) s += fmt::format("- {}\n", rule.text);

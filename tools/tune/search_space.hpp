@@ -14,8 +14,8 @@ namespace attnforge::tune {
 
 struct KnobRange {
     std::string name;
-    std::vector<int> values;    // in increasing order
-    std::string description;    // for `attnforge tune --help-knobs` and docs/tuning.md
+    std::vector<int> values;  // in increasing order
+    std::string description;  // for `attnforge tune --help-knobs` and docs/tuning.md
 };
 
 class SearchSpace {

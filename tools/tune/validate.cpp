@@ -13,8 +13,10 @@ std::vector<double> reference_result(const Problem& p, const runtime::TensorMap&
     std::vector<double> out;
     const interp::TensorMap in = runtime::to_float64(inputs);
     dsl::with_builtin_variant(p.variant, [&](const auto& g) {
-        if (p.result == "output") out = interp::evaluate(g, in, {.intermediates = false}).output.data;
-        else out = interp::evaluate(g, in).intermediates.at("attention_weights").data;
+        if (p.result == "output")
+            out = interp::evaluate(g, in, {.intermediates = false}).output.data;
+        else
+            out = interp::evaluate(g, in).intermediates.at("attention_weights").data;
     });
     return out;
 }
@@ -61,7 +63,9 @@ std::string first_line(const std::string& s) {
 }
 
 Validator::Validator(const Problem& tuned)
-    : tuned_(tuned), small_problem_(validation_problem(tuned)), small_(small_problem_),
+    : tuned_(tuned),
+      small_problem_(validation_problem(tuned)),
+      small_(small_problem_),
       small_reference_(reference_result(small_problem_, small_.inputs)) {}
 
 std::string Validator::check(const Candidate& c, Workload& w) {

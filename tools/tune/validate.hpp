@@ -6,7 +6,6 @@
 #include "candidate.hpp"
 #include "problem.hpp"
 #include "workload.hpp"
-
 #include <attnforge/runtime/tensor.hpp>
 
 #include <optional>

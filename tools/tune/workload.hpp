@@ -3,7 +3,6 @@
 #pragma once
 
 #include "problem.hpp"
-
 #include <attnforge/runtime/halide_buffer.hpp>
 #include <attnforge/runtime/tensor.hpp>
 

@@ -1,6 +1,5 @@
-#include <attnforge/interp/binding.hpp>
-
 #include <attnforge/errors.hpp>
+#include <attnforge/interp/binding.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,9 +13,15 @@ std::vector<std::int64_t> RuntimeSizes::shape_of(const dsl::tensor_spec& spec) c
     std::vector<std::int64_t> shape;
     for (const dim_spec& d : spec.dims) {
         switch (d.role) {
-            case dim_spec::axis::batch: shape.push_back(batch); break;
-            case dim_spec::axis::heads: shape.push_back(heads); break;
-            case dim_spec::axis::fixed: shape.push_back(d.size); break;
+            case dim_spec::axis::batch:
+                shape.push_back(batch);
+                break;
+            case dim_spec::axis::heads:
+                shape.push_back(heads);
+                break;
+            case dim_spec::axis::fixed:
+                shape.push_back(d.size);
+                break;
             case dim_spec::axis::sequence: {
                 auto it = sequence_length.find(d.sequence);
                 shape.push_back(it == sequence_length.end() ? -1 : it->second);
@@ -32,8 +37,10 @@ std::string RuntimeSizes::describe(const dsl::tensor_spec& spec) const {
     for (std::size_t i = 0; i < shape.size(); ++i) {
         s += i ? ", " : "";
         const dim_spec& d = spec.dims[i];
-        if (d.role == dim_spec::axis::fixed) s += std::to_string(d.size);
-        else s += d.symbol() + (shape[i] >= 0 ? "=" + std::to_string(shape[i]) : "");
+        if (d.role == dim_spec::axis::fixed)
+            s += std::to_string(d.size);
+        else
+            s += d.symbol() + (shape[i] >= 0 ? "=" + std::to_string(shape[i]) : "");
     }
     return s + ")";
 }
@@ -66,8 +73,7 @@ RuntimeSizes check_shapes(const dsl::graph_signature& sig, const ShapeMap& given
     for (const auto& [name, shape] : given) {
         bool known = false;
         for (const auto& in : sig.inputs) known = known || in.name == name;
-        if (!known)
-            throw input_error(sig.name + ": unexpected input '" + name + "'; it takes " + input_names(sig));
+        if (!known) throw input_error(sig.name + ": unexpected input '" + name + "'; it takes " + input_names(sig));
     }
     RuntimeSizes sizes;
     for (const auto& spec : sig.inputs) {
@@ -84,15 +90,21 @@ RuntimeSizes check_shapes(const dsl::graph_signature& sig, const ShapeMap& given
         if (shape.size() != spec.dims.size()) throw mismatch();
         for (std::int64_t n : shape)
             if (n < 0 || n > max_size)
-                throw input_error(sig.name + ": input '" + spec.name + "' has shape " + shape_string(shape) + "; every size must be " +
-                                  (n < 0 ? "non-negative" : "at most 2^31 - 1 (the largest extent a kernel can index)"));
+                throw input_error(
+                    sig.name + ": input '" + spec.name + "' has shape " + shape_string(shape) +
+                    "; every size must be " +
+                    (n < 0 ? "non-negative" : "at most 2^31 - 1 (the largest extent a kernel can index)"));
         for (std::size_t i = 0; i < spec.dims.size(); ++i) {
             const dim_spec& d = spec.dims[i];
             const std::int64_t n = shape[i];
             std::int64_t* slot = nullptr;
             switch (d.role) {
-                case dim_spec::axis::batch: slot = &sizes.batch; break;
-                case dim_spec::axis::heads: slot = &sizes.heads; break;
+                case dim_spec::axis::batch:
+                    slot = &sizes.batch;
+                    break;
+                case dim_spec::axis::heads:
+                    slot = &sizes.heads;
+                    break;
                 case dim_spec::axis::sequence: {
                     auto [pos, inserted] = sizes.sequence_length.try_emplace(d.sequence, -1);
                     slot = &pos->second;

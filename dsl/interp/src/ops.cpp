@@ -1,6 +1,5 @@
-#include <attnforge/interp/ops.hpp>
-
 #include <attnforge/errors.hpp>
+#include <attnforge/interp/ops.hpp>
 
 #include <algorithm>
 
@@ -180,9 +179,8 @@ void mask_key_padding(Tensor& s, const Tensor& padded) {
 
 void mask_boolean(Tensor& s, const Tensor& keep) {
     const i64 Lq = s.dim(2), Lk = s.dim(3);
-    mask_where(s, [&](i64 b, i64, i64 i, i64 j) {
-        return keep.data[static_cast<std::size_t>((b * Lq + i) * Lk + j)] != 0.0;
-    });
+    mask_where(
+        s, [&](i64 b, i64, i64 i, i64 j) { return keep.data[static_cast<std::size_t>((b * Lq + i) * Lk + j)] != 0.0; });
 }
 
 }  // namespace attnforge::interp::ops

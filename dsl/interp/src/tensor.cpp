@@ -1,6 +1,5 @@
-#include <attnforge/interp/tensor.hpp>
-
 #include <attnforge/errors.hpp>
+#include <attnforge/interp/tensor.hpp>
 
 #include <limits>
 
@@ -32,10 +31,13 @@ Tensor::Tensor(std::vector<std::int64_t> shape_, std::vector<double> data_)
     : shape(std::move(shape_)), data(std::move(data_)) {
     if (interp::element_count(shape) != element_count()) {
         throw input_error("tensor of shape " + interp::shape_string(shape) + " needs " +
-                          std::to_string(interp::element_count(shape)) + " values, given " + std::to_string(data.size()));
+                          std::to_string(interp::element_count(shape)) + " values, given " +
+                          std::to_string(data.size()));
     }
 }
 
-std::string Tensor::shape_string() const { return interp::shape_string(shape); }
+std::string Tensor::shape_string() const {
+    return interp::shape_string(shape);
+}
 
 }  // namespace attnforge::interp

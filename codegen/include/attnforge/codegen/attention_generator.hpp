@@ -43,7 +43,8 @@ namespace cg = attnforge::codegen;
 // Calls f(graph) for the variant of `Variants` named `name`; throws if there is none.
 template <const auto& Variants, class F>
 void with_variant(const std::string& name, F f) {
-    if (!dsl::with_graph_named(Variants, name, f)) throw std::invalid_argument("attnforge generator: no variant named '" + name + "' in its list");
+    if (!dsl::with_graph_named(Variants, name, f))
+        throw std::invalid_argument("attnforge generator: no variant named '" + name + "' in its list");
 }
 
 // Size estimates for the autoschedulers and the generated metadata (GeneratorParams estimate_batch,
@@ -54,10 +55,14 @@ struct Estimates {
 
 inline Expr estimate_of(const dsl::dim_spec& dim, const Estimates& e) {
     switch (dim.role) {
-        case dsl::dim_spec::axis::fixed: return static_cast<int>(dim.size);
-        case dsl::dim_spec::axis::batch: return e.batch;
-        case dsl::dim_spec::axis::heads: return e.heads;
-        default: return e.length;
+        case dsl::dim_spec::axis::fixed:
+            return static_cast<int>(dim.size);
+        case dsl::dim_spec::axis::batch:
+            return e.batch;
+        case dsl::dim_spec::axis::heads:
+            return e.heads;
+        default:
+            return e.length;
     }
 }
 
@@ -86,7 +91,8 @@ public:
     // finds them inside the generator object.) Halide 21 checks the range of the default only (its typed
     // setter assigns a value given on the command line without the check), so knobs() checks every value
     // against the table again.
-    std::array<GeneratorParam<int>, cg::knob_table.size()> knob_params = make_knob_params(std::make_index_sequence<cg::knob_table.size()>{});
+    std::array<GeneratorParam<int>, cg::knob_table.size()> knob_params =
+        make_knob_params(std::make_index_sequence<cg::knob_table.size()>{});
     // Sizes the autoschedulers plan for (attnforge tune sets the tuned sizes).
     GeneratorParam<int> estimate_batch{"estimate_batch", 1};
     GeneratorParam<int> estimate_heads{"estimate_heads", 8};
@@ -111,7 +117,8 @@ public:
         if (output_kind.value() == "block_ranges")
             ranges_ = this->template add_output<Buffer<int32_t, 4>>("block_ranges");
         else
-            output_ = this->template add_output<Buffer<>>(output_spec_.name, Float(32), static_cast<int>(output_spec_.dims.size()));
+            output_ = this->template add_output<Buffer<>>(output_spec_.name, Float(32),
+                                                          static_cast<int>(output_spec_.dims.size()));
     }
 
     void generate() {
@@ -132,7 +139,8 @@ public:
                 result = cg::Lower::node(g.output, ctx);
             } else {
                 auto found = dsl::find_softmax<"attention">(g);
-                if constexpr (decltype(boost::hana::is_just(found))::value) result = cg::Lower::node(found.value(), ctx);
+                if constexpr (decltype(boost::hana::is_just(found))::value)
+                    result = cg::Lower::node(found.value(), ctx);
             }
             define_output(result);
             output.result = result.func;
@@ -150,12 +158,14 @@ private:
         const cg::CoreCommon* masked = nullptr;
         for (const auto& core : ctx.roles.cores)
             if (!cg::common(core).run_time.keeps.empty()) {
-                if (masked) throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() +
-                                                        "' has more than one attention with run-time masks");
+                if (masked)
+                    throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() +
+                                                "' has more than one attention with run-time masks");
                 masked = &cg::common(core);
             }
         if (!masked)
-            throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() + "' has no run-time mask");
+            throw std::invalid_argument("attnforge generator: block_ranges: '" + variant.value() +
+                                        "' has no run-time mask");
         const auto& plan = std::get<cg::StreamingPlan>(ctx.plan);
         const cg::LiveKeyBlocks live = cg::detail::live_key_blocks(*masked, plan);
         Var i("i"), qt("qt"), h("h"), b("b");
@@ -220,11 +230,13 @@ private:
         const int rank = static_cast<int>(spec.dims.size());
         for (int d = 0; d < rank; ++d) {
             const auto& dim = spec.dims[static_cast<std::size_t>(d)];
-            if (dim.role == dsl::dim_spec::axis::fixed) buffer.dim(rank - 1 - d).set_bounds(0, static_cast<int>(dim.size));
+            if (dim.role == dsl::dim_spec::axis::fixed)
+                buffer.dim(rank - 1 - d).set_bounds(0, static_cast<int>(dim.size));
             // Every buffer starts at index 0 (the runtime API passes whole tensors): query tiles of the
             // schedule then line up with the query tiles of the algorithm (q = qt·q_block + qi), so a
             // task computes exactly one tile.
-            else buffer.dim(rank - 1 - d).set_min(0);
+            else
+                buffer.dim(rank - 1 - d).set_min(0);
         }
     }
 
@@ -253,8 +265,8 @@ private:
 
 // Registers the generator `attnforge_attention` for the graphs of VARIANTS (a constexpr hana::tuple
 // with static storage), once per generator executable.
-#define ATTNFORGE_REGISTER_ATTENTION_GENERATOR(VARIANTS)                                                  \
-    namespace attnforge_registered_generator {                                                            \
-    using Generator = ::attnforge::codegen::generator_detail::AttentionGenerator<VARIANTS>;             \
-    }                                                                                                     \
+#define ATTNFORGE_REGISTER_ATTENTION_GENERATOR(VARIANTS)                                    \
+    namespace attnforge_registered_generator {                                              \
+    using Generator = ::attnforge::codegen::generator_detail::AttentionGenerator<VARIANTS>; \
+    }                                                                                       \
     HALIDE_REGISTER_GENERATOR(attnforge_registered_generator::Generator, attnforge_attention)

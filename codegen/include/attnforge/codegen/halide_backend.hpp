@@ -19,7 +19,7 @@ namespace attnforge::codegen {
 
 struct HalideBackend {
     const std::map<std::string, Lowered, std::less<>>* inputs;  // what reads (ex::read) read
-    Halide::Type real_type = Halide::Float(32);  // of real arithmetic; float64 inside a read's indices
+    Halide::Type real_type = Halide::Float(32);                 // of real arithmetic; float64 inside a read's indices
 
     // The backend a read's index expressions are evaluated with: real arithmetic in float64, as the
     // interpreter's, so that flooring a fractional index (q_idx * 0.7) picks the same element.
@@ -43,8 +43,9 @@ struct HalideBackend {
             if (i.type().is_float()) {
                 const Halide::Type t = i.type();
                 const Halide::Expr f = Halide::floor(i);
-                i = Halide::cast<int>(ieee(Halide::select(Halide::is_nan(f), Halide::cast(t, 0),
-                                                          Halide::clamp(f, Halide::cast(t, 0), Halide::cast(t, last)))));
+                i = Halide::cast<int>(
+                    ieee(Halide::select(Halide::is_nan(f), Halide::cast(t, 0),
+                                        Halide::clamp(f, Halide::cast(t, 0), Halide::cast(t, last)))));
             }
             args.push_back(Halide::clamp(i, 0, last));
         }
@@ -69,30 +70,54 @@ struct HalideBackend {
             if (x[0].type().is_int() && x[1].type().is_int()) return f(x[0], x[1]);
             return f(real(x[0]), real(x[1]));
         };
-        if constexpr (std::is_same_v<Op, op::add>) return both([](Expr l, Expr r) { return l + r; });
-        else if constexpr (std::is_same_v<Op, op::sub>) return both([](Expr l, Expr r) { return l - r; });
-        else if constexpr (std::is_same_v<Op, op::mul>) return both([](Expr l, Expr r) { return l * r; });
-        else if constexpr (std::is_same_v<Op, op::div>) return real(x[0]) / real(x[1]);
-        else if constexpr (std::is_same_v<Op, op::neg>) return -x[0];
-        else if constexpr (std::is_same_v<Op, op::lt>) return both([](Expr l, Expr r) { return l < r; });
-        else if constexpr (std::is_same_v<Op, op::le>) return both([](Expr l, Expr r) { return l <= r; });
-        else if constexpr (std::is_same_v<Op, op::gt>) return both([](Expr l, Expr r) { return l > r; });
-        else if constexpr (std::is_same_v<Op, op::ge>) return both([](Expr l, Expr r) { return l >= r; });
-        else if constexpr (std::is_same_v<Op, op::eq>) return both([](Expr l, Expr r) { return l == r; });
-        else if constexpr (std::is_same_v<Op, op::ne>) return both([](Expr l, Expr r) { return l != r; });
-        else if constexpr (std::is_same_v<Op, op::logical_and>) return x[0] && x[1];
-        else if constexpr (std::is_same_v<Op, op::logical_or>) return x[0] || x[1];
-        else if constexpr (std::is_same_v<Op, op::logical_not>) return !x[0];
-        else if constexpr (std::is_same_v<Op, op::abs>) return x[0].type().is_int() ? Halide::cast<int>(Halide::abs(x[0])) : Halide::abs(x[0]);
-        else if constexpr (std::is_same_v<Op, op::min>) return both([](Expr l, Expr r) { return Halide::min(l, r); });
-        else if constexpr (std::is_same_v<Op, op::max>) return both([](Expr l, Expr r) { return Halide::max(l, r); });
-        else if constexpr (std::is_same_v<Op, op::tanh>) return Halide::tanh(real(x[0]));
-        else if constexpr (std::is_same_v<Op, op::exp>) return Halide::exp(real(x[0]));
-        else if constexpr (std::is_same_v<Op, op::exp2>) return Halide::pow(Halide::cast(real_type, 2), real(x[0]));
-        else if constexpr (std::is_same_v<Op, op::log>) return Halide::log(real(x[0]));
-        else if constexpr (std::is_same_v<Op, op::floor>) return Halide::floor(real(x[0]));
-        else if constexpr (std::is_same_v<Op, op::select>) return Halide::select(x[0], real(x[1]), real(x[2]));
-        else static_assert(sizeof(Op) == 0, "HalideBackend: an expression operation has no lowering here");
+        if constexpr (std::is_same_v<Op, op::add>)
+            return both([](Expr l, Expr r) { return l + r; });
+        else if constexpr (std::is_same_v<Op, op::sub>)
+            return both([](Expr l, Expr r) { return l - r; });
+        else if constexpr (std::is_same_v<Op, op::mul>)
+            return both([](Expr l, Expr r) { return l * r; });
+        else if constexpr (std::is_same_v<Op, op::div>)
+            return real(x[0]) / real(x[1]);
+        else if constexpr (std::is_same_v<Op, op::neg>)
+            return -x[0];
+        else if constexpr (std::is_same_v<Op, op::lt>)
+            return both([](Expr l, Expr r) { return l < r; });
+        else if constexpr (std::is_same_v<Op, op::le>)
+            return both([](Expr l, Expr r) { return l <= r; });
+        else if constexpr (std::is_same_v<Op, op::gt>)
+            return both([](Expr l, Expr r) { return l > r; });
+        else if constexpr (std::is_same_v<Op, op::ge>)
+            return both([](Expr l, Expr r) { return l >= r; });
+        else if constexpr (std::is_same_v<Op, op::eq>)
+            return both([](Expr l, Expr r) { return l == r; });
+        else if constexpr (std::is_same_v<Op, op::ne>)
+            return both([](Expr l, Expr r) { return l != r; });
+        else if constexpr (std::is_same_v<Op, op::logical_and>)
+            return x[0] && x[1];
+        else if constexpr (std::is_same_v<Op, op::logical_or>)
+            return x[0] || x[1];
+        else if constexpr (std::is_same_v<Op, op::logical_not>)
+            return !x[0];
+        else if constexpr (std::is_same_v<Op, op::abs>)
+            return x[0].type().is_int() ? Halide::cast<int>(Halide::abs(x[0])) : Halide::abs(x[0]);
+        else if constexpr (std::is_same_v<Op, op::min>)
+            return both([](Expr l, Expr r) { return Halide::min(l, r); });
+        else if constexpr (std::is_same_v<Op, op::max>)
+            return both([](Expr l, Expr r) { return Halide::max(l, r); });
+        else if constexpr (std::is_same_v<Op, op::tanh>)
+            return Halide::tanh(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::exp>)
+            return Halide::exp(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::exp2>)
+            return Halide::pow(Halide::cast(real_type, 2), real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::log>)
+            return Halide::log(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::floor>)
+            return Halide::floor(real(x[0]));
+        else if constexpr (std::is_same_v<Op, op::select>)
+            return Halide::select(x[0], real(x[1]), real(x[2]));
+        else
+            static_assert(sizeof(Op) == 0, "HalideBackend: an expression operation has no lowering here");
     }
 };
 

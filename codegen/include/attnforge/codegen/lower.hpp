@@ -48,8 +48,8 @@ struct Lower {
     // Raw scores outside a softmax: a graph whose result is scores. Attention kernels compute outputs
     // or attention weights; this is refused when generating, with the node named.
     template <class Node>
-        requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> || dsl::is_a<Node, dsl::modify_tag>)
-    static Lowered impl(const Node&, LoweringContext&);
+    requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> ||
+             dsl::is_a<Node, dsl::modify_tag>) static Lowered impl(const Node&, LoweringContext&);
 
     // The attention pattern, whole (lower/attention.hpp).
     template <class Score, class Layers, class Values, dsl::fixed_string Label>

@@ -53,16 +53,16 @@ struct CoreCommon {
     bool pack_values = false;  // V's rows are slices of wider rows: copy each head contiguous once per call
     Halide::Func output;       // the core's result: weighted / z (0 for fully masked rows), or the probabilities
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
-    int head_width = 0;        // E of V
-    dsl::key_band band;        // the keys the band masks leave (known when generating)
-    RunTimeKeeps run_time;     // the masks known only at run time
+    int head_width = 0;                       // E of V
+    dsl::key_band band;                       // the keys the band masks leave (known when generating)
+    RunTimeKeeps run_time;                    // the masks known only at run time
 };
 
 // The materialized strategy's core: all Lk scores of a query tile.
 struct MaterializedCore : CoreCommon {
-    Halide::Func row_max;      // m(q, h, b)
-    Halide::Func exps;         // 2^(s - m)(k, q, h, b), s and m in base 2: e^(s - m) in natural units
-    Halide::Func row_sum;      // z(q, h, b)
+    Halide::Func row_max;  // m(q, h, b)
+    Halide::Func exps;     // 2^(s - m)(k, q, h, b), s and m in base 2: e^(s - m) in natural units
+    Halide::Func row_sum;  // z(q, h, b)
     // m and z per lane (u, q, h, b), u < lanes: lane u reduces the keys ≡ u (mod lanes); m and z combine
     // the lanes in a tree (lower/row_reduction.hpp)
     Halide::Func row_max_lanes, row_sum_lanes;

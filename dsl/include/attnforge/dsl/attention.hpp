@@ -18,8 +18,10 @@ template <fixed_string Label = "attention", class Q, class K, class V, class... 
 constexpr auto attention(Q q, K k, V v, Masks... masks) {
     auto s = score(q, k);
     auto masked = [&] {
-        if constexpr (sizeof...(Masks) == 0) return s;
-        else return hana::fold_left(hana::make_tuple(masks...), s, [](auto acc, auto m) { return mask(acc, m); });
+        if constexpr (sizeof...(Masks) == 0)
+            return s;
+        else
+            return hana::fold_left(hana::make_tuple(masks...), s, [](auto acc, auto m) { return mask(acc, m); });
     }();
     return weighted_sum(softmax<Label>(masked), v);
 }

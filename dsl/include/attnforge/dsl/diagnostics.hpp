@@ -26,139 +26,158 @@ namespace diagnostic {
 template <fixed_string Node, int D, int Hq>
 struct split_heads_D_divisible_by_Hq {
     static constexpr bool ok = Hq > 0 && D % Hq == 0;
-    static_assert(ok, "attnforge: split_heads: the model width D must be a positive multiple of the head "
-                      "count Hq (node, D and Hq are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: split_heads: the model width D must be a positive multiple of the head "
+                  "count Hq (node, D and Hq are in the instantiation line above)");
 };
 
 template <fixed_string Node, int Hq, int Hkv>
 struct heads_Hq_multiple_of_Hkv {
     static constexpr bool ok = (Hq == 0 && Hkv == 0) || (Hq > 0 && Hkv > 0 && Hq % Hkv == 0);
-    static_assert(ok, "attnforge: grouped-query attention: the query head count Hq must be a multiple of the "
-                      "key/value head count Hkv, and run-time head counts cannot be mixed with static ones "
-                      "(node, Hq and Hkv are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: grouped-query attention: the query head count Hq must be a multiple of the "
+                  "key/value head count Hkv, and run-time head counts cannot be mixed with static ones "
+                  "(node, Hq and Hkv are in the instantiation line above)");
 };
 
 template <fixed_string Node, int XWidth, int WeightInWidth>
 struct linear_inner_widths_match {
     static constexpr bool ok = XWidth == WeightInWidth;
-    static_assert(ok, "attnforge: linear: the input width must equal the weight's first dimension D_in in "
-                      "X·W (node, input width and D_in are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: linear: the input width must equal the weight's first dimension D_in in "
+                  "X·W (node, input width and D_in are in the instantiation line above)");
 };
 
 template <fixed_string Node, int Eq, int Ek>
 struct score_head_widths_match {
     static constexpr bool ok = Eq == Ek;
-    static_assert(ok, "attnforge: score: Q and K must have the same head width E for Q·Kᵀ (node, E of Q and "
-                      "E of K are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: score: Q and K must have the same head width E for Q·Kᵀ (node, E of Q and "
+                  "E of K are in the instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string Expected, fixed_string Given, bool Matches>
 struct operand_kind {
     static constexpr bool ok = Matches;
-    static_assert(ok, "attnforge: wrong kind of operand: the node expects another kind of tensor (node, the "
-                      "expected kind and the given kind are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: wrong kind of operand: the node expects another kind of tensor (node, the "
+                  "expected kind and the given kind are in the instantiation line above)");
 };
 
 template <fixed_string Node, int OutWidth, int BiasWidth>
 struct bias_width_matches {
     static constexpr bool ok = OutWidth == BiasWidth;
-    static_assert(ok, "attnforge: linear: the bias must have the weight's output width D_out (node, D_out and "
-                      "the bias width are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: linear: the bias must have the weight's output width D_out (node, D_out and "
+                  "the bias width are in the instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string MaskKind, fixed_string ScoresKind, bool Fits>
 struct mask_fits_scores {
     static constexpr bool ok = Fits;
-    static_assert(ok, "attnforge: mask: this mask does not fit these scores: a key padding mask must run over "
-                      "the scores' key sequence, an attention mask over their (query, key) sequences, and "
-                      "masks apply to raw scores, before softmax (node, mask kind and scores kind are in the "
-                      "instantiation line above)");
+    static_assert(ok,
+                  "attnforge: mask: this mask does not fit these scores: a key padding mask must run over "
+                  "the scores' key sequence, an attention mask over their (query, key) sequences, and "
+                  "masks apply to raw scores, before softmax (node, mask kind and scores kind are in the "
+                  "instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string Rule, bool Holds>
 struct expression_rule {
     static constexpr bool ok = Holds;
-    static_assert(ok, "attnforge: expression: a mask predicate must be a boolean expression of (b, h, q_idx, "
-                      "kv_idx) and must not read the score; a score modifier must be a real-valued expression "
-                      "(node and the broken rule are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: expression: a mask predicate must be a boolean expression of (b, h, q_idx, "
+                  "kv_idx) and must not read the score; a score modifier must be a real-valued expression "
+                  "(node and the broken rule are in the instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string ValueSeq, fixed_string KeySeq>
 struct values_run_over_keys {
     static constexpr bool ok = ValueSeq == KeySeq;
-    static_assert(ok, "attnforge: weighted_sum: V must run over the same key sequence as the probabilities "
-                      "(node, V's sequence and the key sequence are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: weighted_sum: V must run over the same key sequence as the probabilities "
+                  "(node, V's sequence and the key sequence are in the instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string Given, bool IsSoftmax>
 struct weighted_sum_of_softmax {
     static constexpr bool ok = IsSoftmax;
-    static_assert(ok, "attnforge: weighted_sum: the probabilities must be a softmax, weighted_sum(softmax(s), v); "
-                      "masks and modifiers go on the scores before it (node and the given operand are in the "
-                      "instantiation line above)");
+    static_assert(ok,
+                  "attnforge: weighted_sum: the probabilities must be a softmax, weighted_sum(softmax(s), v); "
+                  "masks and modifiers go on the scores before it (node and the given operand are in the "
+                  "instantiation line above)");
 };
 
 template <fixed_string Node, bool RawScores>
 struct softmax_of_raw_scores {
     static constexpr bool ok = RawScores;
-    static_assert(ok, "attnforge: softmax: takes raw scores (a score, masked or modified), not probabilities "
-                      "(node in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: softmax: takes raw scores (a score, masked or modified), not probabilities "
+                  "(node in the instantiation line above)");
 };
 
 template <fixed_string Node, fixed_string LeftKind, fixed_string RightKind>
 struct same_kind {
     static constexpr bool ok = LeftKind == RightKind;
-    static_assert(ok, "attnforge: add: both operands of a residual add must have the same kind and sizes "
-                      "(node and both kinds are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: add: both operands of a residual add must have the same kind and sizes "
+                  "(node and both kinds are in the instantiation line above)");
 };
 
 template <fixed_string Node, int XWidth, int ParamWidth>
 struct norm_widths_match {
     static constexpr bool ok = XWidth == ParamWidth;
-    static_assert(ok, "attnforge: layer_norm: gamma and beta must have the input's width D (node, D and the "
-                      "parameter width are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: layer_norm: gamma and beta must have the input's width D (node, D and the "
+                  "parameter width are in the instantiation line above)");
 };
 
 template <fixed_string Node, int Width>
 struct positional_encoding_even_width {
     static constexpr bool ok = Width > 0 && Width % 2 == 0;
-    static_assert(ok, "attnforge: positional_encoding: sinusoidal encoding pairs sin/cos columns, so the width "
-                      "D must be even (node and D are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: positional_encoding: sinusoidal encoding pairs sin/cos columns, so the width "
+                  "D must be even (node and D are in the instantiation line above)");
 };
 
 template <fixed_string Node, int Width>
 struct rope_even_head_width {
     static constexpr bool ok = Width > 0 && Width % 2 == 0;
-    static_assert(ok, "attnforge: rope: rotary embedding rotates pairs of columns, so the head width E must "
-                      "be even (node and E are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: rope: rotary embedding rotates pairs of columns, so the head width E must "
+                  "be even (node and E are in the instantiation line above)");
 };
 
 template <fixed_string Node, int Heads>
 struct static_head_count {
     static constexpr bool ok = Heads > 0;
-    static_assert(ok, "attnforge: merge_heads: concatenating heads needs a static head count H (node and H "
-                      "are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: merge_heads: concatenating heads needs a static head count H (node and H "
+                  "are in the instantiation line above)");
 };
 
 template <fixed_string Name, fixed_string FirstKind, fixed_string SecondKind>
 struct input_declared_once {
     static constexpr bool ok = FirstKind == SecondKind;
-    static_assert(ok, "attnforge: graph inputs: one name is declared twice with different kinds or sizes "
-                      "(the input name and both kinds are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: graph inputs: one name is declared twice with different kinds or sizes "
+                  "(the input name and both kinds are in the instantiation line above)");
 };
 
 template <fixed_string Node, bool LeftBatched, bool RightBatched>
 struct batching_matches {
     static constexpr bool ok = LeftBatched == RightBatched;
-    static_assert(ok, "attnforge: batched and unbatched tensors cannot be combined in one node (node in the "
-                      "instantiation line above)");
+    static_assert(ok,
+                  "attnforge: batched and unbatched tensors cannot be combined in one node (node in the "
+                  "instantiation line above)");
 };
 
 template <fixed_string Input, int Rank, int Indices>
 struct read_index_count {
     static constexpr bool ok = Rank == Indices;
-    static_assert(ok, "attnforge: expression: reading an input takes one index per axis, batch first (the "
-                      "input, its rank and the number of indices given are in the instantiation line above)");
+    static_assert(ok,
+                  "attnforge: expression: reading an input takes one index per axis, batch first (the "
+                  "input, its rank and the number of indices given are in the instantiation line above)");
 };
 
 // expect<Node, "activation", is_activation>(kind): checks one operand's kind, naming what was given.

@@ -21,8 +21,8 @@
 #include <boost/hana/append.hpp>
 #include <boost/hana/at.hpp>
 #include <boost/hana/bool.hpp>
-#include <boost/hana/fold_left.hpp>
 #include <boost/hana/flatten.hpp>
+#include <boost/hana/fold_left.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
@@ -63,12 +63,12 @@ struct apply {
 // ---- the operations ------------------------------------------------------------------------------
 // operands: the value type every operand must have; result: the value type produced.
 namespace op {
-#define ATTNFORGE_EX_OP(NAME, SPELLING, OPERANDS, RESULT)                                   \
-    struct NAME {                                                                           \
-        static constexpr const char* spelling = SPELLING;                                   \
-        static constexpr bool infix = SPELLING[0] < 'a' || SPELLING[0] > 'z';                          \
-        static constexpr value_type operands = value_type::OPERANDS;                        \
-        static constexpr value_type result = value_type::RESULT;                            \
+#define ATTNFORGE_EX_OP(NAME, SPELLING, OPERANDS, RESULT)                     \
+    struct NAME {                                                             \
+        static constexpr const char* spelling = SPELLING;                     \
+        static constexpr bool infix = SPELLING[0] < 'a' || SPELLING[0] > 'z'; \
+        static constexpr value_type operands = value_type::OPERANDS;          \
+        static constexpr value_type result = value_type::RESULT;              \
     };
 ATTNFORGE_EX_OP(add, "+", real, real)
 ATTNFORGE_EX_OP(sub, "-", real, real)
@@ -102,11 +102,16 @@ struct select {
 }  // namespace op
 
 // ---- capture ------------------------------------------------------------------------------------
-template <class T> struct is_expr : std::false_type {};
-template <var_id V> struct is_expr<var<V>> : std::true_type {};
-template <> struct is_expr<constant> : std::true_type {};
-template <class Op, class... A> struct is_expr<apply<Op, A...>> : std::true_type {};
-template <class In, class... I> struct is_expr<read<In, I...>> : std::true_type {};
+template <class T>
+struct is_expr : std::false_type {};
+template <var_id V>
+struct is_expr<var<V>> : std::true_type {};
+template <>
+struct is_expr<constant> : std::true_type {};
+template <class Op, class... A>
+struct is_expr<apply<Op, A...>> : std::true_type {};
+template <class In, class... I>
+struct is_expr<read<In, I...>> : std::true_type {};
 
 template <class T>
 concept expression = is_expr<std::remove_cvref_t<T>>::value;
@@ -115,8 +120,10 @@ concept operand = expression<T> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
 
 template <class T>
 constexpr auto as_expr(const T& v) {
-    if constexpr (expression<T>) return v;
-    else return constant{static_cast<double>(v)};
+    if constexpr (expression<T>)
+        return v;
+    else
+        return constant{static_cast<double>(v)};
 }
 
 // Type rule of one operation, checked while the lambda is captured. Returns false instead of failing,
@@ -136,10 +143,11 @@ constexpr auto make(const Args&... args) {
     return apply<Op, std::remove_cvref_t<decltype(as_expr(args))>...>{hana::make_tuple(as_expr(args)...)};
 }
 
-#define ATTNFORGE_EX_BINARY(SYM, OP)                                                         \
-    template <operand L, operand R>                                                           \
-        requires(expression<L> || expression<R>)                                              \
-    constexpr auto operator SYM(const L& l, const R& r) { return make<op::OP>(l, r); }
+#define ATTNFORGE_EX_BINARY(SYM, OP)                                                               \
+    template <operand L, operand R>                                                                \
+    requires(expression<L> || expression<R>) constexpr auto operator SYM(const L& l, const R& r) { \
+        return make<op::OP>(l, r);                                                                 \
+    }
 ATTNFORGE_EX_BINARY(+, add)
 ATTNFORGE_EX_BINARY(-, sub)
 ATTNFORGE_EX_BINARY(*, mul)
@@ -153,45 +161,91 @@ ATTNFORGE_EX_BINARY(!=, ne)
 ATTNFORGE_EX_BINARY(&&, logical_and)
 ATTNFORGE_EX_BINARY(||, logical_or)
 #undef ATTNFORGE_EX_BINARY
-template <expression E> constexpr auto operator-(const E& e) { return make<op::neg>(e); }
-template <expression E> constexpr auto operator!(const E& e) { return make<op::logical_not>(e); }
+template <expression E>
+constexpr auto operator-(const E& e) {
+    return make<op::neg>(e);
+}
+template <expression E>
+constexpr auto operator!(const E& e) {
+    return make<op::logical_not>(e);
+}
 
-template <operand E> constexpr auto abs(const E& e) { return make<op::abs>(e); }
-template <operand E> constexpr auto tanh(const E& e) { return make<op::tanh>(e); }
-template <operand E> constexpr auto exp(const E& e) { return make<op::exp>(e); }
-template <operand E> constexpr auto exp2(const E& e) { return make<op::exp2>(e); }
-template <operand E> constexpr auto log(const E& e) { return make<op::log>(e); }
-template <operand E> constexpr auto floor(const E& e) { return make<op::floor>(e); }
-template <operand L, operand R> constexpr auto min(const L& l, const R& r) { return make<op::min>(l, r); }
-template <operand L, operand R> constexpr auto max(const L& l, const R& r) { return make<op::max>(l, r); }
+template <operand E>
+constexpr auto abs(const E& e) {
+    return make<op::abs>(e);
+}
+template <operand E>
+constexpr auto tanh(const E& e) {
+    return make<op::tanh>(e);
+}
+template <operand E>
+constexpr auto exp(const E& e) {
+    return make<op::exp>(e);
+}
+template <operand E>
+constexpr auto exp2(const E& e) {
+    return make<op::exp2>(e);
+}
+template <operand E>
+constexpr auto log(const E& e) {
+    return make<op::log>(e);
+}
+template <operand E>
+constexpr auto floor(const E& e) {
+    return make<op::floor>(e);
+}
+template <operand L, operand R>
+constexpr auto min(const L& l, const R& r) {
+    return make<op::min>(l, r);
+}
+template <operand L, operand R>
+constexpr auto max(const L& l, const R& r) {
+    return make<op::max>(l, r);
+}
 template <operand C, operand T, operand F>
-constexpr auto select(const C& c, const T& t, const F& f) { return make<op::select>(c, t, f); }
+constexpr auto select(const C& c, const T& t, const F& f) {
+    return make<op::select>(c, t, f);
+}
 
 // ---- compile-time questions about a captured expression ------------------------------------------
-template <class E> struct checks {
+template <class E>
+struct checks {
     static constexpr bool typed = true;
-    template <var_id V> static constexpr bool uses = false;
+    template <var_id V>
+    static constexpr bool uses = false;
 };
-template <class E> struct checks<const E> : checks<E> {};
-template <var_id W> struct checks<var<W>> {
+template <class E>
+struct checks<const E> : checks<E> {};
+template <var_id W>
+struct checks<var<W>> {
     static constexpr bool typed = true;
-    template <var_id V> static constexpr bool uses = V == W;
+    template <var_id V>
+    static constexpr bool uses = V == W;
 };
-template <class Op, class... A> struct checks<apply<Op, A...>> {
+template <class Op, class... A>
+struct checks<apply<Op, A...>> {
     static constexpr bool typed = well_typed<Op, A...>() && (checks<A>::typed && ...);
-    template <var_id V> static constexpr bool uses = (checks<A>::template uses<V> || ...);
+    template <var_id V>
+    static constexpr bool uses = (checks<A>::template uses<V> || ...);
 };
-template <class In, class... I> struct checks<read<In, I...>> {
+template <class In, class... I>
+struct checks<read<In, I...>> {
     static constexpr bool typed = ((I::type == value_type::real && checks<I>::typed) && ...);
-    template <var_id V> static constexpr bool uses = (checks<I>::template uses<V> || ...);
+    template <var_id V>
+    static constexpr bool uses = (checks<I>::template uses<V> || ...);
 };
 
 // The graph inputs an expression reads, as a hana::tuple of input nodes, repeats included
 // (inputs_read keeps the first of each name).
-template <class E> constexpr auto inputs_of(const E&) { return hana::make_tuple(); }
+template <class E>
+constexpr auto inputs_of(const E&) {
+    return hana::make_tuple();
+}
 template <class In, class... I>
 constexpr auto inputs_of(const read<In, I...>& e) {
-    return hana::unpack(e.index, [](const auto&... i) { return hana::flatten(hana::make_tuple(hana::make_tuple(In{}), inputs_of(i)...)); });
+    return hana::unpack(e.index, [](const auto&... i) {
+        return hana::flatten(hana::make_tuple(hana::make_tuple(In{}), inputs_of(i)...));
+    });
 }
 template <class Op, class... A>
 constexpr auto inputs_of(const apply<Op, A...>& e) {
@@ -203,27 +257,36 @@ constexpr auto inputs_of(const apply<Op, A...>& e) {
 //   constant(double) -> value       and       call(Op{}, values...) -> value
 template <class Backend, class Env, var_id V>
 auto evaluate(const var<V>&, const Env& env, const Backend&) {
-    if constexpr (V == var_id::score) return env.score;
-    else if constexpr (V == var_id::b) return env.b;
-    else if constexpr (V == var_id::h) return env.h;
-    else if constexpr (V == var_id::q_idx) return env.q_idx;
-    else return env.kv_idx;
+    if constexpr (V == var_id::score)
+        return env.score;
+    else if constexpr (V == var_id::b)
+        return env.b;
+    else if constexpr (V == var_id::h)
+        return env.h;
+    else if constexpr (V == var_id::q_idx)
+        return env.q_idx;
+    else
+        return env.kv_idx;
 }
 template <class Backend, class Env>
-auto evaluate(const constant& c, const Env&, const Backend& backend) { return backend.constant(c.value); }
+auto evaluate(const constant& c, const Env&, const Backend& backend) {
+    return backend.constant(c.value);
+}
 template <class Backend, class Env, class Op, class... A>
 auto evaluate(const apply<Op, A...>& e, const Env& env, const Backend& backend) {
-    return hana::unpack(e.args, [&](const auto&... args) { return backend.call(Op{}, evaluate(args, env, backend)...); });
+    return hana::unpack(e.args,
+                        [&](const auto&... args) { return backend.call(Op{}, evaluate(args, env, backend)...); });
 }
 
 template <class E>
 constexpr auto inputs_read(const E& e) {
     return hana::fold_left(inputs_of(e), hana::make_tuple(), [](auto seen, auto in) {
-        constexpr bool repeat = decltype(hana::any_of(seen, [](auto s) {
-            return hana::bool_c<decltype(s)::name == decltype(in)::name>;
-        }))::value;
-        if constexpr (repeat) return seen;
-        else return hana::append(seen, in);
+        constexpr bool repeat = decltype(hana::any_of(
+            seen, [](auto s) { return hana::bool_c<decltype(s)::name == decltype(in)::name>; }))::value;
+        if constexpr (repeat)
+            return seen;
+        else
+            return hana::append(seen, in);
     });
 }
 
@@ -232,10 +295,13 @@ constexpr auto inputs_read(const E& e) {
 template <class Backend, class Env, class In, class... I>
 auto evaluate(const read<In, I...>& e, const Env& env, const Backend& backend) {
     const auto index_backend = [&] {
-        if constexpr (requires { backend.indices(); }) return backend.indices();
-        else return backend;
+        if constexpr (requires { backend.indices(); })
+            return backend.indices();
+        else
+            return backend;
     }();
-    return hana::unpack(e.index, [&](const auto&... i) { return backend.read(In{}, evaluate(i, env, index_backend)...); });
+    return hana::unpack(e.index,
+                        [&](const auto&... i) { return backend.read(In{}, evaluate(i, env, index_backend)...); });
 }
 
 // ---- canonical text ------------------------------------------------------------------------------

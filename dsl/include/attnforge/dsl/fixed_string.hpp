@@ -28,9 +28,13 @@ fixed_string(const char (&)[N]) -> fixed_string<N - 1>;
 
 namespace detail {
 template <std::size_t N>
-constexpr auto as_fixed(const fixed_string<N>& s) { return s; }
+constexpr auto as_fixed(const fixed_string<N>& s) {
+    return s;
+}
 template <std::size_t N>
-constexpr auto as_fixed(const char (&s)[N]) { return fixed_string<N - 1>(s); }
+constexpr auto as_fixed(const char (&s)[N]) {
+    return fixed_string<N - 1>(s);
+}
 }  // namespace detail
 
 // cat("a", fs, "b", ...): concatenation of fixed_strings and string literals at compile time.
@@ -39,10 +43,12 @@ constexpr auto cat(const Parts&... parts) {
     constexpr std::size_t total = (std::remove_cvref_t<decltype(detail::as_fixed(parts))>::length + ... + 0);
     fixed_string<total> out;
     std::size_t at = 0;
-    ([&](const auto& part) {
-        const auto f = detail::as_fixed(part);
-        for (std::size_t i = 0; i < f.length; ++i) out.chars[at++] = f.chars[i];
-    }(parts), ...);
+    (
+        [&](const auto& part) {
+            const auto f = detail::as_fixed(part);
+            for (std::size_t i = 0; i < f.length; ++i) out.chars[at++] = f.chars[i];
+        }(parts),
+        ...);
     out.chars[total] = '\0';
     return out;
 }

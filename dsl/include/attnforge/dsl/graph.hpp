@@ -21,7 +21,9 @@ struct graph {
 // A graph whose nodes failed a shape rule has already produced its one diagnostic; it is returned as
 // graph<Name, error_node> so that nothing downstream adds more.
 template <fixed_string Name, class Output>
-constexpr auto make_graph(Output output) { return graph<Name, Output>{output}; }
+constexpr auto make_graph(Output output) {
+    return graph<Name, Output>{output};
+}
 
 // Calls f(graph) for the graph called `name` in `graphs` (a hana::tuple); returns false when there is none.
 template <class Graphs, class F>

@@ -47,8 +47,10 @@ struct scores_kind {
     static constexpr bool probabilities = Probabilities;
     static constexpr auto label = [] {
         constexpr auto dims = cat("(H=", int_string<H>(), ", L[", SeqQ, "], L[", SeqK, "])");
-        if constexpr (Probabilities) return cat("probabilities", dims);
-        else return cat("scores", dims);
+        if constexpr (Probabilities)
+            return cat("probabilities", dims);
+        else
+            return cat("scores", dims);
     }();
 };
 
@@ -93,46 +95,75 @@ struct batch_values_kind {
 };
 
 // Kind tests, SFINAE-friendly (they never hard-error).
-template <class K> struct is_activation : std::false_type {};
-template <fixed_string S, int W, bool Bt> struct is_activation<activation_kind<S, W, Bt>> : std::true_type {};
-template <class K> struct is_heads : std::false_type {};
-template <fixed_string S, int H, int E, bool Bt> struct is_heads<heads_kind<S, H, E, Bt>> : std::true_type {};
-template <class K> struct is_scores : std::false_type {};
+template <class K>
+struct is_activation : std::false_type {};
+template <fixed_string S, int W, bool Bt>
+struct is_activation<activation_kind<S, W, Bt>> : std::true_type {};
+template <class K>
+struct is_heads : std::false_type {};
+template <fixed_string S, int H, int E, bool Bt>
+struct is_heads<heads_kind<S, H, E, Bt>> : std::true_type {};
+template <class K>
+struct is_scores : std::false_type {};
 template <fixed_string Q, fixed_string K, int H, bool Bt, bool P>
 struct is_scores<scores_kind<Q, K, H, Bt, P>> : std::true_type {};
-template <class K> struct is_weight : std::false_type {};
-template <int I, int O> struct is_weight<weight_kind<I, O>> : std::true_type {};
-template <class K> struct is_weight_vector : std::false_type {};
-template <int W> struct is_weight_vector<weight_vector_kind<W>> : std::true_type {};
-template <class K> struct is_key_padding : std::false_type {};
-template <fixed_string S, bool Bt> struct is_key_padding<key_padding_kind<S, Bt>> : std::true_type {};
-template <class K> struct is_attention_mask : std::false_type {};
+template <class K>
+struct is_weight : std::false_type {};
+template <int I, int O>
+struct is_weight<weight_kind<I, O>> : std::true_type {};
+template <class K>
+struct is_weight_vector : std::false_type {};
+template <int W>
+struct is_weight_vector<weight_vector_kind<W>> : std::true_type {};
+template <class K>
+struct is_key_padding : std::false_type {};
+template <fixed_string S, bool Bt>
+struct is_key_padding<key_padding_kind<S, Bt>> : std::true_type {};
+template <class K>
+struct is_attention_mask : std::false_type {};
 template <fixed_string Q, fixed_string K, bool Bt>
 struct is_attention_mask<attention_mask_kind<Q, K, Bt>> : std::true_type {};
 
-template <class K> struct is_sequence_values : std::false_type {};
-template <fixed_string S, bool Bt> struct is_sequence_values<sequence_values_kind<S, Bt>> : std::true_type {};
-template <class K> struct is_batch_values : std::is_same<K, batch_values_kind> {};
+template <class K>
+struct is_sequence_values : std::false_type {};
+template <fixed_string S, bool Bt>
+struct is_sequence_values<sequence_values_kind<S, Bt>> : std::true_type {};
+template <class K>
+struct is_batch_values : std::is_same<K, batch_values_kind> {};
 
-template <class K> inline constexpr bool is_activation_v = is_activation<K>::value;
-template <class K> inline constexpr bool is_heads_v = is_heads<K>::value;
-template <class K> inline constexpr bool is_scores_v = is_scores<K>::value;
-template <class K> inline constexpr bool is_weight_v = is_weight<K>::value;
-template <class K> inline constexpr bool is_weight_vector_v = is_weight_vector<K>::value;
+template <class K>
+inline constexpr bool is_activation_v = is_activation<K>::value;
+template <class K>
+inline constexpr bool is_heads_v = is_heads<K>::value;
+template <class K>
+inline constexpr bool is_scores_v = is_scores<K>::value;
+template <class K>
+inline constexpr bool is_weight_v = is_weight<K>::value;
+template <class K>
+inline constexpr bool is_weight_vector_v = is_weight_vector<K>::value;
 
 // The rank of a tensor of kind K, as given by the user (batch axis included when batched).
 template <class K>
 constexpr int kind_rank() {
     int own = 0;
-    if constexpr (is_activation_v<K>) own = 2;
-    else if constexpr (is_heads_v<K> || is_scores_v<K>) own = 3;
-    else if constexpr (is_weight_v<K>) own = 2;
-    else if constexpr (is_weight_vector_v<K>) own = 1;
-    else if constexpr (is_key_padding<K>::value || is_sequence_values<K>::value) own = 1;
-    else if constexpr (is_attention_mask<K>::value) own = 2;
-    else if constexpr (is_batch_values<K>::value) own = 0;
-    if constexpr (requires { K::batched; }) return own + (K::batched ? 1 : 0);
-    else return own;
+    if constexpr (is_activation_v<K>)
+        own = 2;
+    else if constexpr (is_heads_v<K> || is_scores_v<K>)
+        own = 3;
+    else if constexpr (is_weight_v<K>)
+        own = 2;
+    else if constexpr (is_weight_vector_v<K>)
+        own = 1;
+    else if constexpr (is_key_padding<K>::value || is_sequence_values<K>::value)
+        own = 1;
+    else if constexpr (is_attention_mask<K>::value)
+        own = 2;
+    else if constexpr (is_batch_values<K>::value)
+        own = 0;
+    if constexpr (requires { K::batched; })
+        return own + (K::batched ? 1 : 0);
+    else
+        return own;
 }
 
 }  // namespace attnforge::dsl

@@ -42,8 +42,10 @@ struct has_tag<T, std::void_t<typename std::remove_cvref_t<T>::tag>> : std::true
 // is_a<T, Tag>: T is a node (or mask spec) of that tag; false for anything without a tag.
 template <class T, class Tag>
 constexpr bool is_a_impl() {
-    if constexpr (has_tag<T>::value) return std::is_same_v<tag_of<T>, Tag>;
-    else return false;
+    if constexpr (has_tag<T>::value)
+        return std::is_same_v<tag_of<T>, Tag>;
+    else
+        return false;
 }
 template <class T, class Tag>
 inline constexpr bool is_a = is_a_impl<T, Tag>();

@@ -29,13 +29,13 @@
 namespace attnforge::dsl {
 
 // Every built-in variant, in one list: docs/contract.md §2 first, then the demonstrations beyond it.
-inline constexpr auto builtin_variants = hana::make_tuple(
-    variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha, variants::mha_causal,
-    variants::mha_padding, variants::cross_attention, variants::gqa, variants::self_attention_layer,
-    variants::sliding_window_attention, variants::alibi_attention, variants::softcap_attention,
-    variants::masked_attention, variants::positional_self_attention_layer, variants::mqa,
-    variants::prefix_lm_attention, variants::document_attention, variants::relative_position_attention,
-    variants::rope_attention, variants::decoder_layer);
+inline constexpr auto builtin_variants =
+    hana::make_tuple(variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha,
+                     variants::mha_causal, variants::mha_padding, variants::cross_attention, variants::gqa,
+                     variants::self_attention_layer, variants::sliding_window_attention, variants::alibi_attention,
+                     variants::softcap_attention, variants::masked_attention, variants::positional_self_attention_layer,
+                     variants::mqa, variants::prefix_lm_attention, variants::document_attention,
+                     variants::relative_position_attention, variants::rope_attention, variants::decoder_layer);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>

@@ -17,7 +17,7 @@ namespace attnforge::runtime {
 
 struct RunOptions {
     std::string_view result = "output";  // or "attention_weights"
-    int threads = 0;  // 0: the process default (set_default_threads); otherwise for this call only
+    int threads = 0;                     // 0: the process default (set_default_threads); otherwise for this call only
 };
 
 // Threads every kernel call uses unless RunOptions::threads says otherwise (0: one per core).

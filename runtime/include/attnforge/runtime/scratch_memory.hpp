@@ -35,7 +35,7 @@ void trim_this_thread();
 
 struct Stats {
     std::size_t cached_blocks = 0, cached_bytes = 0;  // free blocks held by the calling thread
-    std::size_t reuses = 0, fresh = 0;                 // this thread's large allocations served each way
+    std::size_t reuses = 0, fresh = 0;                // this thread's large allocations served each way
 };
 Stats this_thread_stats();
 

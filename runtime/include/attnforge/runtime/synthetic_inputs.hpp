@@ -9,7 +9,6 @@
 #include <attnforge/runtime/tensor.hpp>
 
 #include <algorithm>
-
 #include <cmath>
 #include <random>
 
@@ -17,7 +16,7 @@ namespace attnforge::runtime {
 
 struct SyntheticSizes {
     std::int64_t batch = 1;
-    std::int64_t heads = 2;  // for a run-time head count
+    std::int64_t heads = 2;                                   // for a run-time head count
     std::map<std::string, std::int64_t, std::less<>> length;  // by sequence tag
 };
 
@@ -31,16 +30,25 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
     std::vector<std::int64_t> shape;
     for (const auto& d : spec.dims) {
         switch (d.role) {
-            case dsl::dim_spec::axis::batch: shape.push_back(s.batch); break;
-            case dsl::dim_spec::axis::heads: shape.push_back(s.heads); break;
-            case dsl::dim_spec::axis::fixed: shape.push_back(d.size); break;
-            case dsl::dim_spec::axis::sequence: shape.push_back(s.length.at(d.sequence)); break;
+            case dsl::dim_spec::axis::batch:
+                shape.push_back(s.batch);
+                break;
+            case dsl::dim_spec::axis::heads:
+                shape.push_back(s.heads);
+                break;
+            case dsl::dim_spec::axis::fixed:
+                shape.push_back(d.size);
+                break;
+            case dsl::dim_spec::axis::sequence:
+                shape.push_back(s.length.at(d.sequence));
+                break;
         }
     }
     return shape;
 }
 
-inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const SyntheticSizes& sizes, const SyntheticOptions& o) {
+inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const SyntheticSizes& sizes,
+                                  const SyntheticOptions& o) {
     TensorMap out;
     std::mt19937 gen(o.seed);
     std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -64,7 +72,8 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
             continue;
         }
         using axis = dsl::dim_spec::axis;
-        const bool per_token = spec.dims.size() == 2 && spec.dims[0].role == axis::batch && spec.dims[1].role == axis::sequence;
+        const bool per_token =
+            spec.dims.size() == 2 && spec.dims[0].role == axis::batch && spec.dims[1].role == axis::sequence;
         const bool per_batch = spec.dims.size() == 1 && spec.dims[0].role == axis::batch;
         if (per_token || per_batch) {
             Tensor t = Tensor::float32(shape);
@@ -74,7 +83,8 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                 std::uniform_int_distribution<std::int64_t> length(0, longest);
                 for (auto& v : t.f32) v = static_cast<float>(length(gen));
             } else {  // document ids: each entry packs documents of random lengths (about L/4 each)
-                std::bernoulli_distribution next_document(4.0 / static_cast<double>(std::max<std::int64_t>(shape[1], 4)));
+                std::bernoulli_distribution next_document(4.0 /
+                                                          static_cast<double>(std::max<std::int64_t>(shape[1], 4)));
                 for (std::int64_t b = 0; b < shape[0]; ++b) {
                     float id = 0.0f;
                     for (std::int64_t l = 0; l < shape[1]; ++l) {
@@ -91,10 +101,14 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                             spec.dims[1].role == dsl::dim_spec::axis::fixed;
         const bool vector = spec.dims.size() == 1;
         for (auto& v : t.f32) {
-            if (o.integer_values) v = static_cast<float>(small(gen));
-            else if (weight) v = unit(gen) / std::sqrt(static_cast<float>(spec.dims[0].size)) * 2.0f;
-            else if (vector) v = 1.0f + 0.2f * unit(gen);
-            else v = unit(gen) * static_cast<float>(o.activation_scale);
+            if (o.integer_values)
+                v = static_cast<float>(small(gen));
+            else if (weight)
+                v = unit(gen) / std::sqrt(static_cast<float>(spec.dims[0].size)) * 2.0f;
+            else if (vector)
+                v = 1.0f + 0.2f * unit(gen);
+            else
+                v = unit(gen) * static_cast<float>(o.activation_scale);
         }
         out.emplace(spec.name, std::move(t));
     }

@@ -14,14 +14,16 @@ namespace attnforge::runtime {
 struct Tensor {
     std::vector<std::int64_t> shape;
     dsl::element_type dtype = dsl::element_type::float32;
-    std::vector<float> f32;         // the values, when dtype is float32
-    std::vector<std::uint8_t> u8;   // the values (0 or 1), when dtype is boolean
+    std::vector<float> f32;        // the values, when dtype is float32
+    std::vector<std::uint8_t> u8;  // the values (0 or 1), when dtype is boolean
 
     static Tensor float32(std::vector<std::int64_t> shape, std::vector<float> values = {});
     static Tensor boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t> values = {});
 
     std::int64_t element_count() const;
-    const void* data() const { return dtype == dsl::element_type::boolean ? static_cast<const void*>(u8.data()) : f32.data(); }
+    const void* data() const {
+        return dtype == dsl::element_type::boolean ? static_cast<const void*>(u8.data()) : f32.data();
+    }
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;

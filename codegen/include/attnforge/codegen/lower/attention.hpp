@@ -47,7 +47,8 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
 
     detail::CoreInputs in;
     std::tie(in.dot, in.scores) = detail::lower_score_product(p.score, {Pattern::masks_only, skipped}, ctx);
-    boost::hana::for_each(p.layers, [&](const auto& layer) { in.scores = detail::apply_layer(layer, in.scores, in.run_time, ctx); });
+    boost::hana::for_each(
+        p.layers, [&](const auto& layer) { in.scores = detail::apply_layer(layer, in.scores, in.run_time, ctx); });
     in.in_base2 = Pattern::masks_only;
     in.band = band;
     in.name = ctx.name("softmax");
@@ -69,7 +70,8 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         values(e, q, h, b) = v.func(detail::value_column(e, E), q, h, b);
         Halide::Func output;
         if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {
-            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, E, group, *streaming, ctx.block_ranges, weighted_name);
+            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, E, group, *streaming,
+                                                             ctx.block_ranges, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else {

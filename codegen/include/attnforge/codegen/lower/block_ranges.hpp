@@ -30,8 +30,9 @@ inline LiveKeyBlocks live_key_blocks(const CoreCommon& core, const StreamingPlan
     Halide::RDom rb(0, count, "rb");
     const Expr is_live = live.blocks(rb, qt, h, b) != 0;
     live.ranges(i, qt, h, b) = Halide::select(i == 0, count, -1);
-    live.ranges(i, qt, h, b) = Halide::select(i == 0, Halide::min(live.ranges(i, qt, h, b), Halide::select(is_live, rb, count)),
-                                              Halide::max(live.ranges(i, qt, h, b), Halide::select(is_live, rb, -1)));
+    live.ranges(i, qt, h, b) =
+        Halide::select(i == 0, Halide::min(live.ranges(i, qt, h, b), Halide::select(is_live, rb, count)),
+                       Halide::max(live.ranges(i, qt, h, b), Halide::select(is_live, rb, -1)));
     return live;
 }
 

@@ -2,20 +2,20 @@
 // lower/streaming.hpp) once its score product and layers are lowered (lower/attention.hpp).
 #pragma once
 
-#include <attnforge/codegen/lowering.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
+#include <attnforge/codegen/lowering.hpp>
 
 #include <string>
 
 namespace attnforge::codegen::detail {
 
 struct CoreInputs {
-    Lowered scores;          // masked and modified scores (k, q, h, b), in base 2 when `in_base2`
-    ScoreProduct dot;        // the product they come from
-    bool in_base2 = false;   // the product carries log2(e) (only masks lie between it and the softmax)
-    dsl::key_band band;      // the band masks, known when generating
-    RunTimeKeeps run_time;   // the masks known only at run time
-    std::string name;        // "softmax_<n>": the prefix of the core's Funcs
+    Lowered scores;         // masked and modified scores (k, q, h, b), in base 2 when `in_base2`
+    ScoreProduct dot;       // the product they come from
+    bool in_base2 = false;  // the product carries log2(e) (only masks lie between it and the softmax)
+    dsl::key_band band;     // the band masks, known when generating
+    RunTimeKeeps run_time;  // the masks known only at run time
+    std::string name;       // "softmax_<n>": the prefix of the core's Funcs
 };
 
 // The parts of a core every strategy fills in the same way. Scores in base 2 (lower/softmax_exp.hpp):

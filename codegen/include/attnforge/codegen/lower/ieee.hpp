@@ -14,9 +14,13 @@
 
 namespace attnforge::codegen {
 
-inline Halide::Expr ieee(const Halide::Expr& e) { return Halide::strict_float(e); }
+inline Halide::Expr ieee(const Halide::Expr& e) {
+    return Halide::strict_float(e);
+}
 
 // A masked score.
-inline Halide::Expr minus_infinity() { return Halide::Expr(-std::numeric_limits<float>::infinity()); }
+inline Halide::Expr minus_infinity() {
+    return Halide::Expr(-std::numeric_limits<float>::infinity());
+}
 
 }  // namespace attnforge::codegen

@@ -21,8 +21,8 @@ Lowered Lower::impl(const dsl::layer_norm_node<X, G, Bt>& n, LoweringContext& ct
     var(l, b) = 0.0f;
     var(l, b) += Halide::pow(x.func(r, l, b) - mean(l, b), 2);
     var(l, b) = var(l, b) / D;
-    y(d, l, b) = (x.func(d, l, b) - mean(l, b)) / Halide::sqrt(var(l, b) + static_cast<float>(n.eps)) *
-                     gamma.func(d) + beta.func(d);
+    y(d, l, b) = (x.func(d, l, b) - mean(l, b)) / Halide::sqrt(var(l, b) + static_cast<float>(n.eps)) * gamma.func(d) +
+                 beta.func(d);
     ctx.roles.row_operations.push_back({y, {mean, var}});
     return {y, x.extents};
 }

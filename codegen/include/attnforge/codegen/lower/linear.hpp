@@ -40,7 +40,8 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
         const Lowered heads = node(n.x.x, ctx);
         x = {heads.func, {Halide::Expr(H * E), heads.extents[1], heads.extents[3]}};
         Halide::RDom r(0, E, 0, H, "i");
-        sum(o, l, b) += heads.func(r.x, Halide::clamp(l, 0, heads.extents[1] - 1), r.y, b) * w.func(column, r.y * E + r.x);
+        sum(o, l, b) +=
+            heads.func(r.x, Halide::clamp(l, 0, heads.extents[1] - 1), r.y, b) * w.func(column, r.y * E + r.x);
     } else {
         x = node(n.x, ctx);
         Halide::RDom i(0, X::kind::width, "i");

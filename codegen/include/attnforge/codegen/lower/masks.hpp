@@ -11,7 +11,8 @@
 namespace attnforge::codegen::detail {
 
 template <class Spec>
-Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTimeKeeps& run_time, LoweringContext& ctx) {
+Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTimeKeeps& run_time,
+                    LoweringContext& ctx) {
     Halide::Var k("k"), q("q"), h("h"), b("b");
     Halide::Expr keep;
     if constexpr (dsl::is_a<Spec, dsl::causal_spec_tag>) {

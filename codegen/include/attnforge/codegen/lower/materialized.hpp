@@ -17,18 +17,19 @@ namespace attnforge::codegen::detail {
 // softmax(S) up to its row sum. `skipped_band`: the band whose key panels outside a query tile are never
 // computed (the score product skips them too); `band_only`: only keys inside it are ever read (a weighted
 // sum restricted to it), so exps outside need no value at all.
-inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::key_band& skipped_band, const Tiles& tiles,
-                                             bool band_only) {
+inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::key_band& skipped_band,
+                                             const Tiles& tiles, bool band_only) {
     MaterializedCore core;
     fill_common(core, in);
     Halide::Var k("k"), q("q"), h("h"), b("b");
     const Halide::Expr Lk = in.scores.extents[0];
     core.exps = Halide::Func(in.name + "_exps");
-    std::tie(core.row_max, core.row_max_lanes) =
-        reduce_by_lanes(in.name + "_row_max", lane_max(), core.scores, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);
+    std::tie(core.row_max, core.row_max_lanes) = reduce_by_lanes(
+        in.name + "_row_max", lane_max(), core.scores, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);
     // A fully masked row has max -inf: shift by 0 instead, so that every exp(-inf) is exactly 0
     // (softmax_exp2(-inf) is 0; Halide's fast_exp is not used because fast_exp(-inf) is NaN).
-    const Halide::Expr shift = ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
+    const Halide::Expr shift =
+        ieee(Halide::select(core.row_max(q, h, b) == minus_infinity(), 0.0f, core.row_max(q, h, b)));
     if (skipped_band.causal) {
         // Exps only inside the tile's band (whole vectors). Outside: 0 (what the mask gives) where the
         // probabilities are the result; nothing where only the band is read (no pass over the rest).
@@ -40,8 +41,8 @@ inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::ke
     } else {
         core.exps(k, q, h, b) = softmax_exp2(core.scores(k, q, h, b) - shift);
     }
-    std::tie(core.row_sum, core.row_sum_lanes) =
-        reduce_by_lanes(in.name + "_row_sum", lane_sum(), core.exps, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);
+    std::tie(core.row_sum, core.row_sum_lanes) = reduce_by_lanes(
+        in.name + "_row_sum", lane_sum(), core.exps, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);
     return core;
 }
 
@@ -49,7 +50,8 @@ inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::ke
 inline void materialized_probabilities(MaterializedCore& core, const std::string& name) {
     Halide::Var k("k"), q("q"), h("h"), b("b");
     Halide::Func p(name);
-    p(k, q, h, b) = ieee(Halide::select(core.row_sum(q, h, b) == 0.0f, 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b)));
+    p(k, q, h, b) =
+        ieee(Halide::select(core.row_sum(q, h, b) == 0.0f, 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b)));
     core.output = p;
 }
 

@@ -16,15 +16,16 @@ Lowered Lower::impl(const dsl::rope_node<X>& n, LoweringContext& ctx) {
     // own), so that the score product reads plain rows instead of rotating them once per key tile.
     Halide::Func cos_table(name + "_cos"), sin_table(name + "_sin"), f(name);
     const Halide::Expr angle =
-        Halide::cast<double>(l) * Halide::pow(Halide::Internal::make_const(Halide::Float(64), n.base),
-                                              Halide::cast<double>(i) * Halide::Internal::make_const(Halide::Float(64), -2.0 / E));
+        Halide::cast<double>(l) *
+        Halide::pow(Halide::Internal::make_const(Halide::Float(64), n.base),
+                    Halide::cast<double>(i) * Halide::Internal::make_const(Halide::Float(64), -2.0 / E));
     cos_table(i, l) = Halide::cast<float>(Halide::cos(angle));
     sin_table(i, l) = Halide::cast<float>(Halide::sin(angle));
     const Halide::Expr pair = e % half, first = e < half;
     // (e + E/2) mod E is the partner either way, and bounds inference sees it stays in [0, E).
     const Halide::Expr partner = x.func((e + half) % E, l, h, b);
-    f(e, l, h, b) = x.func(e, l, h, b) * cos_table(pair, l) +
-                    Halide::select(first, -partner, partner) * sin_table(pair, l);
+    f(e, l, h, b) =
+        x.func(e, l, h, b) * cos_table(pair, l) + Halide::select(first, -partner, partner) * sin_table(pair, l);
     ctx.roles.tables.push_back(cos_table);
     ctx.roles.tables.push_back(sin_table);
     ctx.roles.elementwise.push_back(f);

@@ -49,10 +49,11 @@ inline LaneReduction lane_sum() {
 // L = 128. `row_vars` are x's indices after the key (q, h, b or a streamed block's qi, qt, h, b, kb);
 // `q` among them is the query index the band restriction reads: whole vectors of keys outside the query
 // block's band are skipped (they are the identity; an empty band restricts nothing).
-inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op, const Halide::Func& x,
-                                                             const Halide::Expr& Lk, const std::vector<Halide::Var>& row_vars,
-                                                             const Halide::Var& q, const dsl::key_band& band, int query_tile,
-                                                             int lanes) {
+inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op,
+                                                             const Halide::Func& x, const Halide::Expr& Lk,
+                                                             const std::vector<Halide::Var>& row_vars,
+                                                             const Halide::Var& q, const dsl::key_band& band,
+                                                             int query_tile, int lanes) {
     Halide::Var u("u");
     Halide::RDom rv(0, (Lk + lanes - 1) / lanes, "rv");
     restrict_to_block_band(rv, rv * lanes, q, band, query_tile, lanes);

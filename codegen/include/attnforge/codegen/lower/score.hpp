@@ -48,7 +48,8 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     Halide::Var kk("kk"), ke("e"), kt("kt");
     Halide::Func keys(name + "_keys");
     keys(kk, ke, kt, h, b) = k.func(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
-    sum(kv, qi, h, b) += q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
+    sum(kv, qi, h, b) +=
+        q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale() * (shape.base2 ? log2_e : 1.0));
     // extents: (Lk, Lq, Hq, B)
     return {ScoreProduct{f, sum, keys}, Lowered{f, {k.extents[1], q.extents[1], q.extents[2], q.extents[3]}}};
@@ -57,8 +58,8 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
 }  // namespace detail
 
 template <class Node>
-    requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> || dsl::is_a<Node, dsl::modify_tag>)
-Lowered Lower::impl(const Node& n, LoweringContext&) {
+requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> ||
+         dsl::is_a<Node, dsl::modify_tag>) Lowered Lower::impl(const Node& n, LoweringContext&) {
     throw std::invalid_argument("attnforge lowering: raw scores (" + dsl::canonical(n) +
                                 ") outside a softmax have no kernel: a graph's result is an attention output, "
                                 "a softmax's weights or a tensor computed from them");

@@ -19,8 +19,8 @@ namespace attnforge::codegen::detail {
 // Queries are tiled in the algorithm itself (q = qt·query_tile + qi), so that the key blocks a tile
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
-inline void streamed_weighted_sum(StreamingCore& core, int group, const StreamingPlan& plan, const BlockRangeRead& block_ranges,
-                                  const std::string& name) {
+inline void streamed_weighted_sum(StreamingCore& core, int group, const StreamingPlan& plan,
+                                  const BlockRangeRead& block_ranges, const std::string& name) {
     using Halide::Expr;
     const int Kb = plan.key_tile, Qb = plan.query_tile;
     const Expr Lk = core.score_extents[0];
@@ -78,8 +78,9 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     core.output = out;
 }
 
-inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values, int head_width, int group,
-                                        const StreamingPlan& plan, const BlockRangeRead& block_ranges, const std::string& name) {
+inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
+                                         int head_width, int group, const StreamingPlan& plan,
+                                         const BlockRangeRead& block_ranges, const std::string& name) {
     StreamingCore core;
     fill_common(core, in);
     core.values = values;

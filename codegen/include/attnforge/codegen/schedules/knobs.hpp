@@ -37,7 +37,8 @@ inline Strategy parse_strategy(const std::string& s) {
     if (s == "materialized") return Strategy::materialized;
     if (s == "streaming") return Strategy::streaming;
     if (s == "unscheduled") return Strategy::unscheduled;
-    throw std::invalid_argument("unknown schedule strategy '" + s + "' (expected materialized, streaming or unscheduled)");
+    throw std::invalid_argument("unknown schedule strategy '" + s +
+                                "' (expected materialized, streaming or unscheduled)");
 }
 
 // The value of every knob of one kernel. Defaults are the table's (default_knobs()), not written here.
@@ -50,7 +51,9 @@ struct Knobs {
 
 // Which strategies read a knob (a bit set).
 enum StrategySet : unsigned { materialized_only = 1, streaming_only = 2, any_strategy = 3 };
-constexpr unsigned strategy_bit(Strategy s) { return s == Strategy::streaming ? streaming_only : materialized_only; }
+constexpr unsigned strategy_bit(Strategy s) {
+    return s == Strategy::streaming ? streaming_only : materialized_only;
+}
 
 enum class KnobLevel {
     algorithm,  // shapes the Funcs (the AlgorithmPlan the lowering reads): tile sizes, panels, lanes

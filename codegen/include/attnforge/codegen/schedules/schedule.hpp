@@ -1,8 +1,8 @@
 // plan_for: the algorithm plan the knobs make (the lowering reads the plan, never the knobs).
 // apply_schedule: schedules a lowered graph by role (see lowering.hpp), for the knobs' strategy, one
-// schedule per core type (std::visit over AttentionCore). Every strategy: projections as register-blocked matrix products, parallel over row
-// tiles; attention cores parallel over batch × heads × query blocks; everything vectorized with the
-// target's natural width; any length is correct (rounded-up internal tiles, a guarded output).
+// schedule per core type (std::visit over AttentionCore). Every strategy: projections as register-blocked matrix
+// products, parallel over row tiles; attention cores parallel over batch × heads × query blocks; everything vectorized
+// with the target's natural width; any length is correct (rounded-up internal tiles, a guarded output).
 #pragma once
 
 #include <attnforge/codegen/lowering.hpp>

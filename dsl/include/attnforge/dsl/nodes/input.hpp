@@ -29,45 +29,65 @@ struct input_node {
     }
 };
 
-template <class T> struct is_input : std::false_type {};
-template <fixed_string N, class K> struct is_input<input_node<N, K>> : std::true_type {};
+template <class T>
+struct is_input : std::false_type {};
+template <fixed_string N, class K>
+struct is_input<input_node<N, K>> : std::true_type {};
 
 // An activation (B, L, D): the run-time length is that of sequence Seq (by default, the input's own).
 template <fixed_string Name, int D, fixed_string Seq = Name>
-constexpr auto activation() { return input_node<Name, activation_kind<Seq, D, true>>{}; }
+constexpr auto activation() {
+    return input_node<Name, activation_kind<Seq, D, true>>{};
+}
 
 // An activation without a batch axis, (L, D), as in the seeds' single-sequence examples.
 template <fixed_string Name, int D, fixed_string Seq = Name>
-constexpr auto unbatched_activation() { return input_node<Name, activation_kind<Seq, D, false>>{}; }
+constexpr auto unbatched_activation() {
+    return input_node<Name, activation_kind<Seq, D, false>>{};
+}
 
 // Per-head activations (B, H, L, E) given directly, as in scaled-dot-product attention. H defaults to
 // a run-time head count.
 template <fixed_string Name, int E, fixed_string Seq = Name, int H = runtime_heads>
-constexpr auto heads_input() { return input_node<Name, heads_kind<Seq, H, E, true>>{}; }
+constexpr auto heads_input() {
+    return input_node<Name, heads_kind<Seq, H, E, true>>{};
+}
 
 // A projection weight (D_in, D_out); projections multiply on the right: X · W.
 template <fixed_string Name, int In, int Out>
-constexpr auto weight() { return input_node<Name, weight_kind<In, Out>>{}; }
+constexpr auto weight() {
+    return input_node<Name, weight_kind<In, Out>>{};
+}
 
 // A vector parameter (D): a bias, LayerNorm's gamma or beta.
 template <fixed_string Name, int D>
-constexpr auto weight_vector() { return input_node<Name, weight_vector_kind<D>>{}; }
+constexpr auto weight_vector() {
+    return input_node<Name, weight_vector_kind<D>>{};
+}
 
 // (B, Lk) bool over key sequence SeqK; true means the key is padding and is ignored.
 template <fixed_string Name, fixed_string SeqK>
-constexpr auto key_padding_mask() { return input_node<Name, key_padding_kind<SeqK, true>>{}; }
+constexpr auto key_padding_mask() {
+    return input_node<Name, key_padding_kind<SeqK, true>>{};
+}
 
 // (B, Lq, Lk) bool; true means the (query, key) pair takes part.
 template <fixed_string Name, fixed_string SeqQ, fixed_string SeqK>
-constexpr auto attention_mask() { return input_node<Name, attention_mask_kind<SeqQ, SeqK, true>>{}; }
+constexpr auto attention_mask() {
+    return input_node<Name, attention_mask_kind<SeqQ, SeqK, true>>{};
+}
 
 // (B, L) float32, one number per token of sequence Seq, for predicates and modifiers to read: document
 // ids of packed sequences, segment ids. Integers up to 2^24 are exact.
 template <fixed_string Name, fixed_string Seq>
-constexpr auto sequence_values() { return input_node<Name, sequence_values_kind<Seq, true>>{}; }
+constexpr auto sequence_values() {
+    return input_node<Name, sequence_values_kind<Seq, true>>{};
+}
 
 // (B) float32, one number per batch entry: a prefix length per sequence.
 template <fixed_string Name>
-constexpr auto batch_values() { return input_node<Name, batch_values_kind>{}; }
+constexpr auto batch_values() {
+    return input_node<Name, batch_values_kind>{};
+}
 
 }  // namespace attnforge::dsl

@@ -18,8 +18,10 @@ struct linear_node {
     static constexpr auto label = cat("linear(", X::label, ", ", W::label, ")");
     static constexpr bool has_bias = !std::is_same_v<Bias, no_bias>;
     constexpr auto children() const {
-        if constexpr (has_bias) return hana::make_tuple(x, w, bias);
-        else return hana::make_tuple(x, w);
+        if constexpr (has_bias)
+            return hana::make_tuple(x, w, bias);
+        else
+            return hana::make_tuple(x, w);
     }
 };
 
@@ -36,7 +38,8 @@ constexpr auto linear(X x, W w, Bias bias = {}) {
             return error_node{};
         } else if constexpr (std::is_same_v<Bias, no_bias>) {
             return linear_node<X, W, Bias>{x, w, bias};
-        } else if constexpr (!diagnostic::expect<node, "weight_vector (D_out)", is_weight_vector, typename Bias::kind>() ||
+        } else if constexpr (!diagnostic::expect<node, "weight_vector (D_out)", is_weight_vector,
+                                                 typename Bias::kind>() ||
                              !diagnostic::bias_width_matches<node, W::kind::out_width, Bias::kind::width>::ok) {
             return error_node{};
         } else {

@@ -32,7 +32,9 @@ struct key_padding_spec {
     constexpr auto children() const { return hana::make_tuple(mask); }
 };
 template <class M>
-constexpr auto key_padding(M m) { return key_padding_spec<M>{m}; }
+constexpr auto key_padding(M m) {
+    return key_padding_spec<M>{m};
+}
 
 template <class M>
 struct boolean_mask_spec {
@@ -42,7 +44,9 @@ struct boolean_mask_spec {
     constexpr auto children() const { return hana::make_tuple(mask); }
 };
 template <class M>
-constexpr auto boolean_mask(M m) { return boolean_mask_spec<M>{m}; }
+constexpr auto boolean_mask(M m) {
+    return boolean_mask_spec<M>{m};
+}
 
 template <class Expr>
 struct predicate_spec {
@@ -70,9 +74,8 @@ struct sliding_window_spec : predicate_spec<Expr> {
     static constexpr auto label = fixed_string("sliding_window");
 };
 constexpr auto sliding_window(int window) {
-    auto p = predicate([window](auto, auto, auto q_idx, auto kv_idx) {
-        return q_idx >= kv_idx && q_idx - kv_idx <= window;
-    });
+    auto p = predicate(
+        [window](auto, auto, auto q_idx, auto kv_idx) { return q_idx >= kv_idx && q_idx - kv_idx <= window; });
     return sliding_window_spec<decltype(p.expr)>{{p.expr}, window};
 }
 
@@ -87,18 +90,26 @@ struct mask_node {
 };
 
 namespace detail {
-template <class SK, class MK> constexpr bool key_padding_fits() {
-    if constexpr (is_key_padding<MK>::value) return MK::seq_k == SK::seq_k && MK::batched == SK::batched;
-    else return false;
+template <class SK, class MK>
+constexpr bool key_padding_fits() {
+    if constexpr (is_key_padding<MK>::value)
+        return MK::seq_k == SK::seq_k && MK::batched == SK::batched;
+    else
+        return false;
 }
-template <class SK, class MK> constexpr bool boolean_mask_fits() {
+template <class SK, class MK>
+constexpr bool boolean_mask_fits() {
     if constexpr (is_attention_mask<MK>::value)
         return MK::seq_q == SK::seq_q && MK::seq_k == SK::seq_k && MK::batched == SK::batched;
-    else return false;
+    else
+        return false;
 }
-template <class Spec> constexpr fixed_string spec_kind_label = Spec::label;
-template <class M> constexpr auto spec_kind_label<key_padding_spec<M>> = cat("key_padding: ", M::kind::label);
-template <class M> constexpr auto spec_kind_label<boolean_mask_spec<M>> = cat("boolean_mask: ", M::kind::label);
+template <class Spec>
+constexpr fixed_string spec_kind_label = Spec::label;
+template <class M>
+constexpr auto spec_kind_label<key_padding_spec<M>> = cat("key_padding: ", M::kind::label);
+template <class M>
+constexpr auto spec_kind_label<boolean_mask_spec<M>> = cat("boolean_mask: ", M::kind::label);
 }  // namespace detail
 
 template <class S, class Spec>
@@ -109,23 +120,25 @@ constexpr auto mask(S s, Spec spec) {
         constexpr auto node = cat("mask(", S::label, ", ", Spec::label, ")");
         using SK = typename S::kind;
         constexpr bool fits = [] {
-            if constexpr (!is_scores_v<SK>) return false;
-            else if constexpr (SK::probabilities) return false;
+            if constexpr (!is_scores_v<SK>)
+                return false;
+            else if constexpr (SK::probabilities)
+                return false;
             else if constexpr (is_a<Spec, key_padding_spec_tag>)
                 return detail::key_padding_fits<SK, typename decltype(Spec::mask)::kind>();
             else if constexpr (is_a<Spec, boolean_mask_spec_tag>)
                 return detail::boolean_mask_fits<SK, typename decltype(Spec::mask)::kind>();
-            else return is_a<Spec, causal_spec_tag> || is_predicate_spec<Spec>;
+            else
+                return is_a<Spec, causal_spec_tag> || is_predicate_spec<Spec>;
         }();
         if constexpr (!diagnostic::mask_fits_scores<node, detail::spec_kind_label<Spec>, SK::label, fits>::ok) {
             return error_node{};
         } else if constexpr (is_predicate_spec<Spec>) {
             using E = decltype(Spec::expr);
-            if constexpr (!diagnostic::expression_rule<node, "a mask predicate must be boolean",
-                                                       ex::checks<E>::typed &&
-                                                           E::type == ex::value_type::boolean>::ok ||
-                          !diagnostic::expression_rule<node, "a mask predicate must not read the score",
-                                                       !ex::checks<E>::template uses<ex::var_id::score>>::ok) {
+            if constexpr (!diagnostic::expression_rule < node, "a mask predicate must be boolean",
+                          ex::checks<E>::typed && E::type == ex::value_type::boolean > ::ok ||
+                              !diagnostic::expression_rule<node, "a mask predicate must not read the score",
+                                                           !ex::checks<E>::template uses<ex::var_id::score>>::ok) {
                 return error_node{};
             } else {
                 return mask_node<S, Spec>{s, spec};

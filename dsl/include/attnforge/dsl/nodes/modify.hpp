@@ -34,9 +34,10 @@ constexpr auto modify(S s, Fn fn) {
         if constexpr (!diagnostic::expect<node, "scores (B, H, Lq, Lk)", is_scores, SK>()) {
             return error_node{};
         } else if constexpr (!diagnostic::expression_rule<node, "score modifiers apply before softmax",
-                                                           !SK::probabilities>::ok ||
-                             !diagnostic::expression_rule<node, "a score modifier must be real-valued",
-                                                           checks<E>::typed && E::type == value_type::real>::ok) {
+                                                          !SK::probabilities>::ok ||
+                                 !diagnostic::expression_rule < node,
+                             "a score modifier must be real-valued",
+                             checks<E>::typed && E::type == value_type::real > ::ok) {
             return error_node{};
         } else {
             return modify_node<S, E>{s, e};

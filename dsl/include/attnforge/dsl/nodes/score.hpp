@@ -32,8 +32,7 @@ constexpr auto score(Q q, K k, double scale = 0) {
                       !diagnostic::expect<node, "heads (B, Hkv, Lk, E)", is_heads, typename K::kind>()) {
             return error_node{};
         } else if constexpr (!diagnostic::batching_matches<node, Q::kind::batched, K::kind::batched>::ok ||
-                             !diagnostic::score_head_widths_match<node, Q::kind::head_width,
-                                                                  K::kind::head_width>::ok ||
+                             !diagnostic::score_head_widths_match<node, Q::kind::head_width, K::kind::head_width>::ok ||
                              !diagnostic::heads_Hq_multiple_of_Hkv<node, Q::kind::heads, K::kind::heads>::ok) {
             return error_node{};
         } else {

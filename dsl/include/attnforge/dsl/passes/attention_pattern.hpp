@@ -32,10 +32,14 @@ struct modify_layer {
     Expr expr;
 };
 
-template <class T> struct is_mask_layer : std::false_type {};
-template <class S> struct is_mask_layer<mask_layer<S>> : std::true_type {};
-template <class Layers> struct all_mask_layers;
-template <class... Ls> struct all_mask_layers<hana::tuple<Ls...>> : std::bool_constant<(is_mask_layer<Ls>::value && ...)> {};
+template <class T>
+struct is_mask_layer : std::false_type {};
+template <class S>
+struct is_mask_layer<mask_layer<S>> : std::true_type {};
+template <class Layers>
+struct all_mask_layers;
+template <class... Ls>
+struct all_mask_layers<hana::tuple<Ls...>> : std::bool_constant<(is_mask_layer<Ls>::value && ...)> {};
 
 // A mask whose kept pairs are known only at run time (it reads inputs or is a general predicate), as
 // opposed to the bands (causal, sliding window), which are known when generating.
@@ -83,7 +87,8 @@ struct attention_pattern {
 };
 
 namespace detail {
-template <class T> inline constexpr bool always_false = false;
+template <class T>
+inline constexpr bool always_false = false;
 
 // Peels the masks and modifiers off a chain of scores down to its score product.
 template <class S>
@@ -92,10 +97,12 @@ constexpr auto peel_layers(const S& s) {
         return hana::make_pair(s, hana::make_tuple());
     } else if constexpr (is_a<S, mask_tag>) {
         auto inner = peel_layers(s.scores);
-        return hana::make_pair(hana::first(inner), hana::append(hana::second(inner), mask_layer<decltype(s.spec)>{s.spec}));
+        return hana::make_pair(hana::first(inner),
+                               hana::append(hana::second(inner), mask_layer<decltype(s.spec)>{s.spec}));
     } else if constexpr (is_a<S, modify_tag>) {
         auto inner = peel_layers(s.scores);
-        return hana::make_pair(hana::first(inner), hana::append(hana::second(inner), modify_layer<decltype(s.expr)>{s.expr}));
+        return hana::make_pair(hana::first(inner),
+                               hana::append(hana::second(inner), modify_layer<decltype(s.expr)>{s.expr}));
     } else {
         static_assert(always_false<S>, "attnforge: a softmax's scores are made by score, mask and modify only");
     }

@@ -31,7 +31,9 @@ inline std::string number(double v) {
     std::snprintf(buf, sizeof buf, "%.17g", v);
     return buf;
 }
-inline std::string call(std::string_view name, const std::string& args) { return std::string(name) + "(" + args + ")"; }
+inline std::string call(std::string_view name, const std::string& args) {
+    return std::string(name) + "(" + args + ")";
+}
 }  // namespace detail
 
 template <class Node>

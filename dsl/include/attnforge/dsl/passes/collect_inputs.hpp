@@ -21,9 +21,8 @@ namespace detail {
 struct append_unique_input {
     template <class Acc, class In>
     constexpr auto operator()(Acc acc, In in) const {
-        constexpr bool seen = decltype(hana::any_of(acc, [](auto a) {
-            return hana::bool_c<decltype(a)::name == In::name>;
-        }))::value;
+        constexpr bool seen =
+            decltype(hana::any_of(acc, [](auto a) { return hana::bool_c<decltype(a)::name == In::name>; }))::value;
         if constexpr (seen) {
             hana::for_each(acc, [](auto a) {
                 using A = decltype(a);
@@ -51,6 +50,8 @@ constexpr auto collect_inputs(const Node& node) {
 }
 
 template <fixed_string Name, class Output>
-constexpr auto collect_inputs(const graph<Name, Output>& g) { return collect_inputs(g.output); }
+constexpr auto collect_inputs(const graph<Name, Output>& g) {
+    return collect_inputs(g.output);
+}
 
 }  // namespace attnforge::dsl

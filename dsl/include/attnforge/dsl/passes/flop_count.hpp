@@ -19,8 +19,8 @@ namespace attnforge::dsl {
 
 struct FlopSizes {
     double batch = 1;
-    double heads = 1;                                      // a run-time head count
-    std::function<double(std::string_view)> length;        // by sequence tag
+    double heads = 1;                                // a run-time head count
+    std::function<double(std::string_view)> length;  // by sequence tag
 };
 
 template <class Node>
@@ -44,13 +44,16 @@ double flop_count(const Node& node, const FlopSizes& s) {
               s.length(P::seq_k.view()) * V::kind::head_width;
     }
     if constexpr (!is_a<Node, input_tag>) {
-        return hana::fold_left(node.children(), own, [&](double acc, const auto& child) { return acc + flop_count(child, s); });
+        return hana::fold_left(node.children(), own,
+                               [&](double acc, const auto& child) { return acc + flop_count(child, s); });
     } else {
         return own;
     }
 }
 
 template <fixed_string Name, class Output>
-double flop_count(const graph<Name, Output>& g, const FlopSizes& s) { return flop_count(g.output, s); }
+double flop_count(const graph<Name, Output>& g, const FlopSizes& s) {
+    return flop_count(g.output, s);
+}
 
 }  // namespace attnforge::dsl

@@ -22,10 +22,14 @@ struct dim_spec {
 
     std::string symbol() const {
         switch (role) {
-            case axis::batch: return "B";
-            case axis::sequence: return "L[" + sequence + "]";
-            case axis::heads: return "H";
-            default: return std::to_string(size);
+            case axis::batch:
+                return "B";
+            case axis::sequence:
+                return "L[" + sequence + "]";
+            case axis::heads:
+                return "H";
+            default:
+                return std::to_string(size);
         }
     }
 };
@@ -65,8 +69,10 @@ std::vector<dim_spec> dims_of_kind() {
     } else if constexpr (is_weight_vector_v<Kind>) {
         d.push_back(fixed(Kind::width));
     } else if constexpr (is_key_padding<Kind>::value || is_sequence_values<Kind>::value) {
-        if constexpr (is_key_padding<Kind>::value) d.push_back(seq(Kind::seq_k.view()));
-        else d.push_back(seq(Kind::seq.view()));
+        if constexpr (is_key_padding<Kind>::value)
+            d.push_back(seq(Kind::seq_k.view()));
+        else
+            d.push_back(seq(Kind::seq.view()));
     } else if constexpr (is_batch_values<Kind>::value) {
         // (B) only: the batch axis above
     } else {
@@ -79,7 +85,7 @@ std::vector<dim_spec> dims_of_kind() {
 template <class Kind>
 constexpr element_type dtype_of_kind() {
     return (is_key_padding<Kind>::value || is_attention_mask<Kind>::value) ? element_type::boolean
-                                                                          : element_type::float32;
+                                                                           : element_type::float32;
 }
 
 struct graph_signature {
@@ -90,11 +96,12 @@ struct graph_signature {
 
 template <fixed_string Name, class Output>
 graph_signature signature(const graph<Name, Output>& g) {
-    graph_signature sig{std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32}};
+    graph_signature sig{
+        std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32}};
     hana::for_each(collect_inputs(g), [&](auto in) {
         using In = decltype(in);
-        sig.inputs.push_back({std::string(In::name.view()), dims_of_kind<typename In::kind>(),
-                              dtype_of_kind<typename In::kind>()});
+        sig.inputs.push_back(
+            {std::string(In::name.view()), dims_of_kind<typename In::kind>(), dtype_of_kind<typename In::kind>()});
     });
     return sig;
 }

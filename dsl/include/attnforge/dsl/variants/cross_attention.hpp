@@ -5,7 +5,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto cross_attention = make_graph<"cross_attention">(
-    multi_head_attention<8, 8>(x512, activation<"memory", 512>(), wq, wk, wv, wo));
+inline constexpr auto cross_attention =
+    make_graph<"cross_attention">(multi_head_attention<8, 8>(x512, activation<"memory", 512>(), wq, wk, wv, wo));
 
 }  // namespace attnforge::dsl::variants

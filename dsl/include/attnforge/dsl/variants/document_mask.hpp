@@ -14,9 +14,8 @@ inline constexpr auto document_attention = [] {
     constexpr auto q = heads_input<"q", 64, "tokens">();
     constexpr auto k = heads_input<"k", 64, "tokens">();
     constexpr auto v = heads_input<"v", 64, "tokens">();
-    constexpr auto same_document = predicate([](auto b, auto, auto q_idx, auto kv_idx) {
-        return document_ids(b, q_idx) == document_ids(b, kv_idx);
-    });
+    constexpr auto same_document = predicate(
+        [](auto b, auto, auto q_idx, auto kv_idx) { return document_ids(b, q_idx) == document_ids(b, kv_idx); });
     return make_graph<"document_attention">(attention(q, k, v, causal, same_document));
 }();
 

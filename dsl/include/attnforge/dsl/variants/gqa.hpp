@@ -6,7 +6,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto gqa = make_graph<"gqa">(multi_head_attention<8, 2>(
-    x512, x512, wq, weight<"wk", 512, 128>(), weight<"wv", 512, 128>(), wo));
+inline constexpr auto gqa = make_graph<"gqa">(
+    multi_head_attention<8, 2>(x512, x512, wq, weight<"wk", 512, 128>(), weight<"wv", 512, 128>(), wo));
 
 }  // namespace attnforge::dsl::variants

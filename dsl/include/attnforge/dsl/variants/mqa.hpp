@@ -6,7 +6,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto mqa = make_graph<"mqa">(multi_head_attention<8, 1>(
-    x512, x512, wq, weight<"wk", 512, 64>(), weight<"wv", 512, 64>(), wo));
+inline constexpr auto mqa =
+    make_graph<"mqa">(multi_head_attention<8, 1>(x512, x512, wq, weight<"wk", 512, 64>(), weight<"wv", 512, 64>(), wo));
 
 }  // namespace attnforge::dsl::variants

@@ -13,9 +13,8 @@ inline constexpr auto prefix_lm_attention = [] {
     constexpr auto q = heads_input<"q", 64, "tokens">();
     constexpr auto k = heads_input<"k", 64, "tokens">();
     constexpr auto v = heads_input<"v", 64, "tokens">();
-    constexpr auto prefix_or_causal = predicate([](auto b, auto, auto q_idx, auto kv_idx) {
-        return kv_idx <= q_idx || kv_idx < prefix_length(b);
-    });
+    constexpr auto prefix_or_causal =
+        predicate([](auto b, auto, auto q_idx, auto kv_idx) { return kv_idx <= q_idx || kv_idx < prefix_length(b); });
     return make_graph<"prefix_lm_attention">(attention(q, k, v, prefix_or_causal));
 }();
 

@@ -14,9 +14,9 @@ namespace attnforge::interp {
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
 
 struct RuntimeSizes {
-    std::int64_t batch = -1;                            // -1: not bound yet
+    std::int64_t batch = -1;  // -1: not bound yet
     std::map<std::string, std::int64_t, std::less<>> sequence_length;
-    std::int64_t heads = -1;                            // run-time head count, where the graph has one
+    std::int64_t heads = -1;  // run-time head count, where the graph has one
 
     // The shape of spec under these sizes; an unknown size is -1.
     std::vector<std::int64_t> shape_of(const dsl::tensor_spec& spec) const;

@@ -73,30 +73,54 @@ struct DoubleBackend {
     double call(Op, A... a) const {
         const double x[] = {a...};
         using namespace ex::op;
-        if constexpr (std::is_same_v<Op, add>) return x[0] + x[1];
-        else if constexpr (std::is_same_v<Op, sub>) return x[0] - x[1];
-        else if constexpr (std::is_same_v<Op, mul>) return x[0] * x[1];
-        else if constexpr (std::is_same_v<Op, div>) return x[0] / x[1];
-        else if constexpr (std::is_same_v<Op, neg>) return -x[0];
-        else if constexpr (std::is_same_v<Op, lt>) return x[0] < x[1];
-        else if constexpr (std::is_same_v<Op, le>) return x[0] <= x[1];
-        else if constexpr (std::is_same_v<Op, gt>) return x[0] > x[1];
-        else if constexpr (std::is_same_v<Op, ge>) return x[0] >= x[1];
-        else if constexpr (std::is_same_v<Op, eq>) return x[0] == x[1];
-        else if constexpr (std::is_same_v<Op, ne>) return x[0] != x[1];
-        else if constexpr (std::is_same_v<Op, logical_and>) return x[0] != 0 && x[1] != 0;
-        else if constexpr (std::is_same_v<Op, logical_or>) return x[0] != 0 || x[1] != 0;
-        else if constexpr (std::is_same_v<Op, logical_not>) return x[0] == 0;
-        else if constexpr (std::is_same_v<Op, ex::op::abs>) return std::abs(x[0]);
-        else if constexpr (std::is_same_v<Op, ex::op::min>) return std::min(x[0], x[1]);
-        else if constexpr (std::is_same_v<Op, ex::op::max>) return std::max(x[0], x[1]);
-        else if constexpr (std::is_same_v<Op, ex::op::tanh>) return std::tanh(x[0]);
-        else if constexpr (std::is_same_v<Op, ex::op::exp>) return std::exp(x[0]);
-        else if constexpr (std::is_same_v<Op, ex::op::exp2>) return std::exp2(x[0]);
-        else if constexpr (std::is_same_v<Op, ex::op::log>) return std::log(x[0]);
-        else if constexpr (std::is_same_v<Op, ex::op::floor>) return std::floor(x[0]);
-        else if constexpr (std::is_same_v<Op, ex::op::select>) return x[0] != 0 ? x[1] : x[2];
-        else static_assert(sizeof(Op) == 0, "DoubleBackend: an expression operation has no evaluation here");
+        if constexpr (std::is_same_v<Op, add>)
+            return x[0] + x[1];
+        else if constexpr (std::is_same_v<Op, sub>)
+            return x[0] - x[1];
+        else if constexpr (std::is_same_v<Op, mul>)
+            return x[0] * x[1];
+        else if constexpr (std::is_same_v<Op, div>)
+            return x[0] / x[1];
+        else if constexpr (std::is_same_v<Op, neg>)
+            return -x[0];
+        else if constexpr (std::is_same_v<Op, lt>)
+            return x[0] < x[1];
+        else if constexpr (std::is_same_v<Op, le>)
+            return x[0] <= x[1];
+        else if constexpr (std::is_same_v<Op, gt>)
+            return x[0] > x[1];
+        else if constexpr (std::is_same_v<Op, ge>)
+            return x[0] >= x[1];
+        else if constexpr (std::is_same_v<Op, eq>)
+            return x[0] == x[1];
+        else if constexpr (std::is_same_v<Op, ne>)
+            return x[0] != x[1];
+        else if constexpr (std::is_same_v<Op, logical_and>)
+            return x[0] != 0 && x[1] != 0;
+        else if constexpr (std::is_same_v<Op, logical_or>)
+            return x[0] != 0 || x[1] != 0;
+        else if constexpr (std::is_same_v<Op, logical_not>)
+            return x[0] == 0;
+        else if constexpr (std::is_same_v<Op, ex::op::abs>)
+            return std::abs(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::min>)
+            return std::min(x[0], x[1]);
+        else if constexpr (std::is_same_v<Op, ex::op::max>)
+            return std::max(x[0], x[1]);
+        else if constexpr (std::is_same_v<Op, ex::op::tanh>)
+            return std::tanh(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::exp>)
+            return std::exp(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::exp2>)
+            return std::exp2(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::log>)
+            return std::log(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::floor>)
+            return std::floor(x[0]);
+        else if constexpr (std::is_same_v<Op, ex::op::select>)
+            return x[0] != 0 ? x[1] : x[2];
+        else
+            static_assert(sizeof(Op) == 0, "DoubleBackend: an expression operation has no evaluation here");
     }
 };
 
@@ -121,10 +145,14 @@ Tensor evaluate(const dsl::linear_node<X, W, Bias>& n, Context& ctx) {
 }
 
 template <class X, int H>
-Tensor evaluate(const dsl::split_heads_node<X, H>& n, Context& ctx) { return ops::split_heads(evaluate(n.x, ctx), H); }
+Tensor evaluate(const dsl::split_heads_node<X, H>& n, Context& ctx) {
+    return ops::split_heads(evaluate(n.x, ctx), H);
+}
 
 template <class X>
-Tensor evaluate(const dsl::merge_heads_node<X>& n, Context& ctx) { return ops::merge_heads(evaluate(n.x, ctx)); }
+Tensor evaluate(const dsl::merge_heads_node<X>& n, Context& ctx) {
+    return ops::merge_heads(evaluate(n.x, ctx));
+}
 
 template <class Q, class K>
 Tensor evaluate(const dsl::score_node<Q, K>& n, Context& ctx) {
@@ -197,7 +225,9 @@ Tensor evaluate(const dsl::rope_node<X>& n, Context& ctx) {
 }
 
 // Intermediates of unbatched graphs lose their batch axis of 1, like the output.
-inline void drop_batch_axis(Tensor& t) { t.shape.erase(t.shape.begin()); }
+inline void drop_batch_axis(Tensor& t) {
+    t.shape.erase(t.shape.begin());
+}
 
 }  // namespace detail
 
