@@ -177,6 +177,7 @@ function(attnforge_add_kernels)
       "     []() -> const dsl::graph_signature& { static const auto s = dsl::signature(${ns}::${variant}); return s; },\n"
       "     []() -> const dsl::tensor_spec& { static const auto s = ${result}_spec(${ns}::${variant}); return s; },\n"
       "     []() -> const dsl::tensor_spec& { static const auto s = dsl::attention_weights_spec(${ns}::${variant}); return s; },\n"
+      "     [](const dsl::FlopSizes& s) { return dsl::flop_count(${ns}::${variant}, s); },\n"
       "     [](const interp::TensorMap& in) { return interpret_${result}(${ns}::${variant}, in); }},\n")
     list(APPEND libraries ${target})
   endforeach()

@@ -17,7 +17,7 @@
 
 # attnforge_select_tuning_records(DATABASE <file> PROBE <json> HALIDE_VERSION <v> ATTNFORGE_VERSION <v>
 #                                  THREADS <n> OUT_LINES <var> OUT_NOTES <var>)
-# The selection alone, from a probe (the JSON cmake/tuning_probe.cpp prints): callable in script
+# The selection alone, from a probe (the JSON tools/tune/tuning_probe.cpp prints): callable in script
 # mode, which the tests do.
 function(attnforge_select_tuning_records)
   cmake_parse_arguments(ARG "" "DATABASE;PROBE;HALIDE_VERSION;ATTNFORGE_VERSION;THREADS;OUT_LINES;OUT_NOTES" "" ${ARGN})
@@ -122,7 +122,7 @@ function(attnforge_select_tuning_records)
 endfunction()
 
 # attnforge_tuned_kernel_lines(DATABASE <file> OUT_LINES <var>)
-# In a configured build: probes this machine and the sources (cmake/tuning_probe.cpp, compiled and run
+# In a configured build: probes this machine and the sources (tools/tune/tuning_probe.cpp, compiled and run
 # with try_run, only when the database has records) and selects. Multi-target builds use no records
 # (their kernels serve several CPUs).
 function(attnforge_tuned_kernel_lines)
@@ -142,7 +142,7 @@ function(attnforge_tuned_kernel_lines)
     return()
   endif()
   try_run(probe_ran probe_compiled
-    SOURCES ${PROJECT_SOURCE_DIR}/cmake/tuning_probe.cpp
+    SOURCES ${PROJECT_SOURCE_DIR}/tools/tune/tuning_probe.cpp
     CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}/dsl/include"
     LINK_LIBRARIES Halide::Halide Boost::headers nlohmann_json::nlohmann_json
     CXX_STANDARD 20

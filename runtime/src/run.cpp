@@ -124,7 +124,7 @@ std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::strin
     return out;
 }
 
-const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result) {
+const KernelEntry& first_kernel(std::string_view variant, std::string_view result) {
     const auto candidates = kernels_for(variant, result);
     if (candidates.empty()) {
         std::string known;
@@ -133,7 +133,13 @@ const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inpu
             throw input_error("unknown variant '" + std::string(variant) + "'; known: " + known);
         throw input_error("variant '" + std::string(variant) + "' has no kernel for its " + std::string(result));
     }
-    const interp::RuntimeSizes sizes = check_inputs(*candidates.front(), candidates.front()->signature(), inputs);
+    return *candidates.front();
+}
+
+const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result) {
+    const KernelEntry& first = first_kernel(variant, result);
+    const auto candidates = kernels_for(variant, result);
+    const interp::RuntimeSizes sizes = check_inputs(first, first.signature(), inputs);
     for (const KernelEntry* k : candidates)
         if (size_class_holds(k->size_class, key_length(*k, sizes))) return *k;
     return *candidates.back();

@@ -9,8 +9,7 @@
 #include "fma_peak.hpp"
 #include "tensors.hpp"
 #include <attnforge/errors.hpp>
-#include <attnforge/interp/interpreter.hpp>
-#include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/engine.hpp>
 #include <attnforge/runtime/synthetic_inputs.hpp>
 
 #include <fmt/format.h>
@@ -44,30 +43,26 @@ double median_seconds(const std::function<void()>& call, int min_repeats, double
 
 int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
     return with_exit_status("bench", err, [&] {
-        dsl::graph_signature sig;
-        double flops = 0;
+        // Everything about the variant through the registry (runtime/engine.hpp), so a downstream
+        // build's own variants bench too.
+        const dsl::graph_signature& sig = runtime::signature_of(o.variant);
         std::string seq_q, seq_k;
         runtime::SyntheticSizes sizes{o.batch, o.heads, {}};
-        if (!dsl::with_builtin_variant(o.variant, [&](const auto& g) {
-                sig = dsl::signature(g);
-                const dsl::tensor_spec w = dsl::attention_weights_spec(g);
-                if (w.dims.size() >= 2) {
-                    seq_q = w.dims[w.dims.size() - 2].sequence;
-                    seq_k = w.dims.back().sequence;
+        if (const dsl::tensor_spec* w = runtime::attention_weights_of(o.variant); w && w->dims.size() >= 2) {
+            seq_q = w->dims[w->dims.size() - 2].sequence;
+            seq_k = w->dims.back().sequence;
+        }
+        for (const auto& in : sig.inputs)
+            for (const auto& d : in.dims)
+                if (d.role == dsl::dim_spec::axis::sequence) {
+                    const std::int64_t n = d.sequence == seq_q   ? o.lq.value_or(o.length)
+                                           : d.sequence == seq_k ? o.lk.value_or(o.length)
+                                                                 : o.length;
+                    sizes.length[d.sequence] = n;
                 }
-                for (const auto& in : sig.inputs)
-                    for (const auto& d : in.dims)
-                        if (d.role == dsl::dim_spec::axis::sequence) {
-                            const std::int64_t n = d.sequence == seq_q   ? o.lq.value_or(o.length)
-                                                   : d.sequence == seq_k ? o.lk.value_or(o.length)
-                                                                         : o.length;
-                            sizes.length[d.sequence] = n;
-                        }
-                flops = dsl::flop_count(g, {double(o.batch), double(sizes.heads), [&](std::string_view s) {
-                                                return double(sizes.length.at(std::string(s)));
-                                            }});
-            }))
-            throw input_error("unknown variant '" + o.variant + "'");
+        const double flops =
+            runtime::flops_of(o.variant, {double(o.batch), double(sizes.heads),
+                                          [&](std::string_view s) { return double(sizes.length.at(std::string(s))); }});
         const runtime::TensorMap inputs = runtime::synthetic_inputs(sig, sizes, {});
         std::string shape = fmt::format("B={}", o.batch);
         for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
@@ -107,10 +102,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
             }
         }
         if (o.interpreter) {
-            const interp::TensorMap in64 = runtime::to_float64(inputs);
             const auto t0 = std::chrono::steady_clock::now();
-            dsl::with_builtin_variant(
-                o.variant, [&](const auto& g) { (void)interp::evaluate(g, in64, {.intermediates = false}); });
+            (void)runtime::evaluate(o.variant, inputs, runtime::Engine::interpreter);
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8}\n", 1, "interpreter (float64, one call)",
                                s * 1e3, flops / s / 1e9, "");

@@ -9,8 +9,7 @@
 #include "heatmap.hpp"
 #include "tensors.hpp"
 #include <attnforge/errors.hpp>
-#include <attnforge/interp/interpreter.hpp>
-#include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/engine.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -48,34 +47,21 @@ double entropy(const float* row, std::int64_t n) {
 
 int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
     return with_exit_status("viz", err, [&] {
-        if (o.engine != "kernel" && o.engine != "interpreter")
-            throw input_error("--engine must be 'kernel' or 'interpreter', given '" + o.engine + "'");
-        const dsl::graph_signature sig = variant_signature(o.variant);
-        if (attention_weights_of(o.variant).dims.empty())
+        const runtime::Engine engine = runtime::parse_engine(o.engine);
+        const dsl::graph_signature& sig = runtime::signature_of(o.variant);
+        if (!runtime::attention_weights_of(o.variant))
             throw input_error(o.variant + " has no softmax labelled 'attention' whose weights could be drawn");
         if (!o.tokens.empty() && (!o.query_tokens.empty() || !o.key_tokens.empty()))
             throw input_error("give --tokens, or --query-tokens and --key-tokens, not both");
         const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, err);
 
-        // The weights (B, Hq, Lq, Lk), float32, from the chosen engine.
-        std::vector<std::int64_t> shape;
-        std::vector<float> weights;
-        if (o.engine == "kernel") {
-            runtime::RunOptions ro;
-            ro.result = "attention_weights";
-            ro.threads = o.threads;
-            runtime::Tensor w = runtime::run(o.variant, inputs, ro);
-            shape = w.shape;
-            weights = std::move(w.f32);
-        } else {
-            const interp::TensorMap in64 = runtime::to_float64(inputs);
-            dsl::with_builtin_variant(o.variant, [&](const auto& g) {
-                const interp::Result r = interp::evaluate(g, in64);
-                const interp::Tensor& w = r.intermediates.at("attention_weights");
-                shape = w.shape;
-                weights.assign(w.data.begin(), w.data.end());
-            });
-        }
+        // The weights (B, Hq, Lq, Lk), float32, from the chosen engine (runtime/engine.hpp).
+        runtime::RunOptions ro;
+        ro.result = "attention_weights";
+        ro.threads = o.threads;
+        runtime::Tensor w = runtime::evaluate(o.variant, inputs, engine, ro);
+        std::vector<std::int64_t> shape = w.shape;
+        std::vector<float> weights = std::move(w.f32);
         if (shape.size() == 3) shape.insert(shape.begin(), 1);  // unbatched variants: B = 1
         const std::int64_t B = shape[0], H = shape[1], Lq = shape[2], Lk = shape[3];
         if (o.batch < 0 || o.batch >= B)

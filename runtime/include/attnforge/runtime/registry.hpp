@@ -3,6 +3,7 @@
 // same lines that generated the kernels.
 #pragma once
 
+#include <attnforge/dsl/passes/flop_count.hpp>
 #include <attnforge/dsl/passes/signature.hpp>
 #include <attnforge/interp/binding.hpp>
 
@@ -31,6 +32,7 @@ struct KernelEntry {
     const dsl::graph_signature& (*signature)();           // the variant's inputs and output
     const dsl::tensor_spec& (*result_spec)();             // what this kernel writes
     const dsl::tensor_spec& (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
+    double (*flops)(const dsl::FlopSizes&);               // the variant's dense flop count at these sizes
     // The reference interpreter on the same graph and result: the run API uses it where a kernel cannot
     // run (an empty key sequence with queries present: every row fully masked).
     interp::Tensor (*interpret)(const interp::TensorMap& inputs);

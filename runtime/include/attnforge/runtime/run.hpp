@@ -29,6 +29,10 @@ std::vector<std::string_view> variants();
 // The kernels registered for (variant, result), in rule order.
 std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result);
 
+// The first kernel of (variant, result) in rule order; an input_error naming the registered variants
+// when the variant is unknown, or saying it has no kernel for that result.
+const KernelEntry& first_kernel(std::string_view variant, std::string_view result = "output");
+
 // The kernel the rule picks for these inputs (the first whose size class holds).
 const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result = "output");
 

@@ -2,8 +2,6 @@
 
 #include <attnforge/errors.hpp>
 
-#include <boost/hana/for_each.hpp>
-
 #include <cstring>
 #include <ostream>
 
@@ -79,24 +77,6 @@ runtime::TensorMap load_inputs(const std::string& variant, const dsl::graph_sign
         inputs.emplace(name, load_input(name, path, spec->dtype, warnings));
     }
     return inputs;
-}
-
-dsl::graph_signature variant_signature(const std::string& name) {
-    dsl::graph_signature sig;
-    if (!dsl::with_builtin_variant(name, [&](const auto& g) { sig = dsl::signature(g); })) {
-        std::string known;
-        boost::hana::for_each(dsl::builtin_variants, [&](const auto& g) {
-            known += (known.empty() ? "" : ", ") + std::string(g.name.view());
-        });
-        throw input_error("unknown variant '" + name + "'; known: " + known);
-    }
-    return sig;
-}
-
-dsl::tensor_spec attention_weights_of(const std::string& name) {
-    dsl::tensor_spec spec;
-    dsl::with_builtin_variant(name, [&](const auto& g) { spec = dsl::attention_weights_spec(g); });
-    return spec;
 }
 
 }  // namespace attnforge::cli

@@ -22,9 +22,4 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
 runtime::TensorMap load_inputs(const std::string& variant, const dsl::graph_signature& sig,
                                const std::vector<std::string>& args, std::ostream& warnings);
 
-// The signature of built-in variant `name`; throws input_error naming the known variants if none.
-dsl::graph_signature variant_signature(const std::string& name);
-// Its attention weights (B, Hq, Lq, Lk) as a tensor spec; no dims when it has none.
-dsl::tensor_spec attention_weights_of(const std::string& name);
-
 }  // namespace attnforge::cli

@@ -1,0 +1,38 @@
+#include <attnforge/errors.hpp>
+#include <attnforge/runtime/engine.hpp>
+
+#include <string>
+
+namespace attnforge::runtime {
+
+Engine parse_engine(std::string_view name) {
+    if (name == "kernel") return Engine::kernel;
+    if (name == "interpreter") return Engine::interpreter;
+    throw input_error("--engine must be 'kernel' or 'interpreter', given '" + std::string(name) + "'");
+}
+
+const dsl::graph_signature& signature_of(std::string_view variant) {
+    return first_kernel(variant).signature();
+}
+
+const dsl::tensor_spec* attention_weights_of(std::string_view variant) {
+    first_kernel(variant);  // an unknown variant is an error, not "no weights"
+    const auto weights = kernels_for(variant, "attention_weights");
+    return weights.empty() ? nullptr : &weights.front()->result_spec();
+}
+
+double flops_of(std::string_view variant, const dsl::FlopSizes& sizes) {
+    return first_kernel(variant).flops(sizes);
+}
+
+Tensor evaluate(std::string_view variant, const TensorMap& inputs, Engine engine, const RunOptions& options) {
+    if (engine == Engine::kernel) return run(variant, inputs, options);
+    const interp::Tensor r = first_kernel(variant, options.result).interpret(to_float64(inputs));
+    Tensor out;
+    out.dtype = dsl::element_type::float32;
+    out.shape = r.shape;
+    out.f32.assign(r.data.begin(), r.data.end());
+    return out;
+}
+
+}  // namespace attnforge::runtime
