@@ -1,5 +1,5 @@
 // A point of the search space: a schedule strategy and the value of every knob it reads, written the
-// way generated/kernels.list and the generator take it ("strategy=materialized q_block=32 ...").
+// way generated/kernels.list and the generator take it ("strategy=materialized <knob>=<value> ...").
 #pragma once
 
 #include <map>
@@ -14,9 +14,9 @@ struct SchedulePoint {
     std::map<std::string, int> knobs;  // knob name -> value, only the knobs the strategy reads
 
     bool is_autoscheduler() const { return strategy != "materialized" && strategy != "streaming"; }
-    // "q_block=32 q_unroll=8 ..." (knobs only, sorted by name); empty for autoschedulers
+    // "<knob>=<value> ..." (knobs only, sorted by name); empty for autoschedulers
     std::string knob_text() const;
-    // "materialized q_block=32 ...": a stable identity, used to skip candidates already measured
+    // "materialized <knob>=<value> ...": a stable identity, used to skip candidates already measured
     std::string key() const;
     bool operator==(const SchedulePoint&) const = default;
 };

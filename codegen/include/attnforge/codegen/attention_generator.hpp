@@ -7,8 +7,8 @@
 // GeneratorParams
 //   variant      the name of a graph in the generator's list of variants
 //   result       "output" (the graph's output), "attention_weights" (its softmax labelled
-//                "attention": (B, Hq, Lq, Lk)) or "block_ranges" (the pre-pass of a block_mask kernel:
-//                (B, H or 1, ceil(Lq / q_block), 2) int32, each query tile's first and last live key block)
+//                "attention": (B, Hq, Lq, Lk)) or "block_ranges" (the pre-pass of a block-masked kernel:
+//                (B, H or 1, ceil(Lq / query tile), 2) int32, each query tile's first and last live key block)
 //   strategy     materialized | streaming | unscheduled
 //   every knob of the knob table (codegen/include/attnforge/codegen/schedules/knobs.hpp), with its
 //                default and its range (block_mask among them: streaming output kernels of graphs with
@@ -233,7 +233,7 @@ private:
             if (dim.role == dsl::dim_spec::axis::fixed)
                 buffer.dim(rank - 1 - d).set_bounds(0, static_cast<int>(dim.size));
             // Every buffer starts at index 0 (the runtime API passes whole tensors): query tiles of the
-            // schedule then line up with the query tiles of the algorithm (q = qt·q_block + qi), so a
+            // schedule then line up with the query tiles of the algorithm (q = qt·query_tile + qi), so a
             // task computes exactly one tile.
             else
                 buffer.dim(rank - 1 - d).set_min(0);

@@ -130,7 +130,7 @@ public:
     const AlgorithmPlan plan;
     Roles roles;
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once
-    BlockRangeRead block_ranges;  // set when the kernel takes the pre-pass's ranges (knob block_mask)
+    BlockRangeRead block_ranges;                          // set when the kernel takes the pre-pass's ranges as an input
 
     const Tiles& tiles() const { return codegen::tiles(plan); }
     std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }

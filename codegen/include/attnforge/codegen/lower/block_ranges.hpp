@@ -6,7 +6,7 @@
 
 namespace attnforge::codegen::detail {
 
-// The pre-pass of block_mask kernels: for each query tile qt (query_tile queries) the first and the last
+// The pre-pass of block-masked kernels: for each query tile qt (query_tile queries) the first and the last
 // key tile (key_tile keys) holding a pair that every run-time mask keeps, ranges(i, qt, h, b) with
 // i = 0 first, 1 last (first > last: none, the tile's rows are all masked); h is 0 when no mask reads
 // it. Reduced in three steps: over each block's keys per query (vectorized along queries), over the

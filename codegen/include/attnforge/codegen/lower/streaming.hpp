@@ -48,7 +48,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
         core.block_exps(rk, qi, qt, h, b, kb) * core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches, and to the range of
-    // live blocks the pre-pass found (block_mask).
+    // live blocks the pre-pass found (a kernel that takes its ranges).
     Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
     if (core.band.causal) rb.where(rb * Kb <= qt * Qb + (Qb - 1));
     if (core.band.window >= 0) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window));
