@@ -59,9 +59,9 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
         runtime::RunOptions ro;
         ro.result = "attention_weights";
         ro.threads = o.threads;
-        runtime::Tensor w = runtime::evaluate(o.variant, inputs, engine, ro);
-        std::vector<std::int64_t> shape = w.shape;
-        std::vector<float> weights = std::move(w.f32);
+        runtime::Tensor computed = runtime::evaluate(o.variant, inputs, engine, ro);
+        std::vector<std::int64_t> shape = computed.shape;
+        std::vector<float> weights = std::move(computed.f32);
         if (shape.size() == 3) shape.insert(shape.begin(), 1);  // unbatched variants: B = 1
         const std::int64_t B = shape[0], H = shape[1], Lq = shape[2], Lk = shape[3];
         if (o.batch < 0 || o.batch >= B)
