@@ -26,10 +26,12 @@ std::vector<KnobRange> table_knobs(codegen::Strategy strategy, int natural_lanes
     return ranges;
 }
 
-// A point's knobs over the table's defaults, as the generator would take them.
+// A point's knobs over the table's defaults, as the generator would take them. A knob the table no
+// longer has (a record of an older build) plays no part in the rules.
 codegen::Knobs knobs_of(const SchedulePoint& p) {
     codegen::Knobs k = codegen::default_knobs(codegen::parse_strategy(p.strategy));
-    for (const auto& [name, value] : p.knobs) k.*codegen::find_knob(name)->member = value;
+    for (const auto& [name, value] : p.knobs)
+        if (const codegen::KnobSpec* spec = codegen::find_knob(name)) k.*spec->member = value;
     return k;
 }
 

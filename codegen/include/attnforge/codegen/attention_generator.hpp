@@ -106,7 +106,8 @@ public:
                                             "' has no softmax labelled 'attention' to expose");
             output_spec_ = output_kind.value() == "output" ? signature_.output : dsl::attention_weights_spec(g);
         });
-        const bool block_mask = knobs().block_mask != 0;
+        knobs_ = knobs();
+        const bool block_mask = knobs_.block_mask != 0;
         if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
             throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
         for (const auto& spec : signature_.inputs) {
@@ -122,7 +123,7 @@ public:
     }
 
     void generate() {
-        cg::Knobs k = knobs();
+        cg::Knobs k = knobs_;
         // The pre-pass tiles queries and keys as the streaming kernel it serves.
         if (output_kind.value() == "block_ranges") k.strategy = cg::Strategy::streaming;
         cg::LoweringContext ctx(cg::plan_for(k, this->get_target()));
@@ -188,7 +189,7 @@ private:
         cg::Knobs k = cg::default_knobs(cg::parse_strategy(strategy));
         for (std::size_t i = 0; i < cg::knob_table.size(); ++i) {
             try {
-                cg::set_knob(k, cg::knob_table[i].name, knob_params[i].value());
+                cg::set_knob(k, cg::knob_table[i], knob_params[i].value());
             } catch (const std::invalid_argument& e) {
                 throw std::invalid_argument(std::string("attnforge generator: ") + e.what());
             }
@@ -253,6 +254,7 @@ private:
         constrain_static_extents(*output_, output_spec_);
     }
 
+    cg::Knobs knobs_;  // every knob's value, read and checked once, in configure()
     dsl::graph_signature signature_;
     dsl::tensor_spec output_spec_;
     std::vector<GeneratorInput<Buffer<>>*> inputs_;

@@ -131,14 +131,18 @@ inline Knobs default_knobs(Strategy strategy = Strategy::materialized) {
     return k;
 }
 
-// Sets one knob by name, within its range; throws std::invalid_argument naming the knob otherwise.
+// Sets one knob within its range; throws std::invalid_argument naming the knob otherwise.
+inline void set_knob(Knobs& knobs, const KnobSpec& spec, int value) {
+    if (value < spec.min || value > spec.max)
+        throw std::invalid_argument("knob " + std::string(spec.name) + "=" + std::to_string(value) + " is outside [" +
+                                    std::to_string(spec.min) + ", " + std::to_string(spec.max) + "]");
+    knobs.*spec.member = value;
+}
+// The same by name; an unknown name is an std::invalid_argument too.
 inline void set_knob(Knobs& knobs, std::string_view name, int value) {
     const KnobSpec* spec = find_knob(name);
     if (!spec) throw std::invalid_argument("unknown knob '" + std::string(name) + "'");
-    if (value < spec->min || value > spec->max)
-        throw std::invalid_argument("knob " + std::string(name) + "=" + std::to_string(value) + " is outside [" +
-                                    std::to_string(spec->min) + ", " + std::to_string(spec->max) + "]");
-    knobs.*spec->member = value;
+    set_knob(knobs, *spec, value);
 }
 
 // Knob values that go together. A rule names the knobs it reads: the tuner resamples one of them when
