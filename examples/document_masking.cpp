@@ -4,7 +4,7 @@
 // Then the kernel's time as the same L = 4096 tokens are split into more documents: a pre-pass finds
 // each query tile's live key blocks from the document ids and the kernel visits only those (the
 // block_mask knob; FlexAttention's block mask), so the time falls with the documents' length.
-#include "kernel_report.hpp"
+#include <attnforge/testing/kernel_report.hpp>
 
 namespace rt = attnforge::runtime;
 
@@ -38,12 +38,12 @@ int main() {
     const std::int64_t L = 200, H = 2;
     std::printf("document_attention: documents of 37, 100, 1 and 62 tokens packed into L = %lld\n",
                 static_cast<long long>(L));
-    auto inputs = examples::inputs_for("document_attention", {1, H, {{"tokens", L}}});
+    auto inputs = attnforge::testing::inputs_for("document_attention", {1, H, {{"tokens", L}}});
     auto& ids = inputs.at("document_ids").f32;
     for (std::int64_t d = 0, l = 0; d < static_cast<std::int64_t>(lengths.size()); ++d)
         for (std::int64_t i = 0; i < lengths[static_cast<std::size_t>(d)]; ++i)
             ids[static_cast<std::size_t>(l++)] = float(d);
-    const rt::Tensor packed = examples::kernel_vs_interpreter("document_attention", inputs, ok);
+    const rt::Tensor packed = attnforge::testing::kernel_vs_interpreter("document_attention", inputs, ok);
 
     double worst = 0;
     std::int64_t begin = 0;
@@ -61,7 +61,7 @@ int main() {
     ok = ok && worst <= 1e-5;
 
     const std::int64_t long_L = 4096;
-    auto long_inputs = examples::inputs_for("document_attention", {1, 8, {{"tokens", long_L}}});
+    auto long_inputs = attnforge::testing::inputs_for("document_attention", {1, 8, {{"tokens", long_L}}});
     const rt::KernelEntry& kernel = rt::select_kernel("document_attention", long_inputs);
     rt::Tensor out = rt::run_kernel(kernel, long_inputs);
     rt::set_default_threads(1);

@@ -1,9 +1,9 @@
 // The main demo: seed 004's worked example through the reference interpreter. Prints the scores
 // Q·Kᵀ, the attention weights softmax(Q·Kᵀ/√3) and the output weights·V; then the generated
 // seed_attention kernels on the same inputs against the interpreter, with their time.
-#include "kernel_report.hpp"
 #include "seed_data.hpp"
 #include <attnforge/interp/interpreter.hpp>
+#include <attnforge/testing/kernel_report.hpp>
 
 #include <cstdio>
 
@@ -48,7 +48,7 @@ int main() {
         inputs32.emplace(
             name, attnforge::runtime::Tensor::float32(t.shape, std::vector<float>(t.data.begin(), t.data.end())));
     bool ok = true;
-    examples::kernel_vs_interpreter("seed_attention", inputs32, ok);
-    examples::kernel_vs_interpreter("seed_attention", inputs32, ok, "attention_weights");
+    attnforge::testing::kernel_vs_interpreter("seed_attention", inputs32, ok);
+    attnforge::testing::kernel_vs_interpreter("seed_attention", inputs32, ok, "attention_weights");
     return ok ? 0 : 1;
 }

@@ -1,8 +1,8 @@
 // Write your own variant (my_variant.hpp, the "Writing a graph" snippet of docs/dsl.md): its signature, its
 // kernels — generated at build time from this folder's kernels.list — against the reference interpreter
 // with their time, and one property: query 0 sees key 0 only (kv_idx <= q_idx), so its weight is 1.
-#include "../kernel_report.hpp"
 #include "my_variant.hpp"
+#include <attnforge/testing/kernel_report.hpp>
 
 namespace rt = attnforge::runtime;
 
@@ -13,12 +13,12 @@ int main() {
     std::printf(" -> %s\n", sig.output.shape_symbol().c_str());
 
     bool ok = true;
-    const auto inputs = rt::synthetic_inputs(sig, {2, 0, {{"x", 5}, {"memory", 9}}}, {});
-    examples::kernel_vs_interpreter("my_variant", inputs, ok);
+    const auto inputs = attnforge::testing::synthetic_inputs(sig, {2, 0, {{"x", 5}, {"memory", 9}}}, {});
+    attnforge::testing::kernel_vs_interpreter("my_variant", inputs, ok);
     const rt::Tensor w =
-        examples::kernel_vs_interpreter("my_variant", inputs, ok, "attention_weights");  // (B, 8, Lq, Lk)
+        attnforge::testing::kernel_vs_interpreter("my_variant", inputs, ok, "attention_weights");  // (B, 8, Lq, Lk)
     std::printf("  weight(b=0, h=0, q=0, k=0) = %g\n", w.f32[0]);
-    const auto long_inputs = rt::synthetic_inputs(sig, {1, 0, {{"x", 1000}, {"memory", 1000}}}, {});
-    examples::kernel_vs_interpreter("my_variant", long_inputs, ok);
+    const auto long_inputs = attnforge::testing::synthetic_inputs(sig, {1, 0, {{"x", 1000}, {"memory", 1000}}}, {});
+    attnforge::testing::kernel_vs_interpreter("my_variant", long_inputs, ok);
     return ok && w.f32[0] == 1.0f ? 0 : 1;
 }

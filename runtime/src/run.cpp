@@ -1,9 +1,8 @@
+#include <attnforge/catalogue/size_class.hpp>
 #include <attnforge/errors.hpp>
-#include <attnforge/interp/binding.hpp>
 #include <attnforge/runtime/halide_buffer.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
-#include <attnforge/runtime/size_class.hpp>
 
 #include <HalideBuffer.h>
 
@@ -63,7 +62,7 @@ const char* dtype_name(dsl::element_type t) {
 }
 
 // The attention's key length Lk: the last axis of the variant's attention weights (B, Hq, Lq, Lk).
-std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes) {
+std::int64_t key_length(const KernelEntry& k, const dsl::RuntimeSizes& sizes) {
     const dsl::tensor_spec& weights = k.attention_weights_spec();
     if (weights.dims.empty() || weights.dims.back().role != dsl::dim_spec::axis::sequence) return 0;
     auto it = sizes.sequence_length.find(weights.dims.back().sequence);
@@ -74,24 +73,24 @@ std::int64_t key_length(const KernelEntry& k, const interp::RuntimeSizes& sizes)
 // than 2^31 bytes (Halide checks it too, but only after the caller has allocated the output).
 void check_addressable(const KernelEntry& k, const std::string& what, const std::vector<std::int64_t>& shape,
                        std::int64_t item) {
-    const std::int64_t n = interp::element_count(shape);
+    const std::int64_t n = dsl::element_count(shape);
     if (n > std::numeric_limits<std::int32_t>::max() / item)
-        throw input_error(std::string(k.variant) + ": " + what + " of shape " + interp::shape_string(shape) +
-                          " spans " + std::to_string(n) + " × " + std::to_string(item) +
+        throw input_error(std::string(k.variant) + ": " + what + " of shape " + dsl::shape_string(shape) + " spans " +
+                          std::to_string(n) + " × " + std::to_string(item) +
                           " bytes; a kernel buffer must span less than 2 GiB");
 }
 
-interp::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const TensorMap& inputs) {
-    interp::ShapeMap shapes;
+dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const TensorMap& inputs) {
+    dsl::ShapeMap shapes;
     for (const auto& [name, t] : inputs) {
         shapes.emplace(name, t.shape);
         const std::size_t held = t.dtype == dsl::element_type::boolean ? t.u8.size() : t.f32.size();
         if (static_cast<std::int64_t>(held) != t.element_count())
             throw input_error(std::string(k.variant) + ": input '" + name + "' holds " + std::to_string(held) +
-                              " values but its shape " + interp::shape_string(t.shape) + " needs " +
+                              " values but its shape " + dsl::shape_string(t.shape) + " needs " +
                               std::to_string(t.element_count()));
     }
-    const interp::RuntimeSizes sizes = interp::check_shapes(sig, shapes);
+    const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
     for (const auto& spec : sig.inputs) {
         const Tensor& t = inputs.find(spec.name)->second;
         if (t.dtype != spec.dtype)
@@ -139,9 +138,9 @@ const KernelEntry& first_kernel(std::string_view variant, std::string_view resul
 const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result) {
     const KernelEntry& first = first_kernel(variant, result);
     const auto candidates = kernels_for(variant, result);
-    const interp::RuntimeSizes sizes = check_inputs(first, first.signature(), inputs);
+    const dsl::RuntimeSizes sizes = check_inputs(first, first.signature(), inputs);
     for (const KernelEntry* k : candidates)
-        if (size_class_holds(k->size_class, key_length(*k, sizes))) return *k;
+        if (catalogue::size_class_holds(k->size_class, key_length(*k, sizes))) return *k;
     return *candidates.back();
 }
 
@@ -166,13 +165,14 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
     if (out.element_count() == 0) return;  // an empty batch or query sequence: nothing to compute
     // An empty input with a non-empty result is an empty key sequence (every width is fixed): rows
     // with no key to attend to are fully masked. Kernels read their inputs clamped, which needs at least
-    // one element, so the spec itself (the interpreter, cheap without keys) computes that result.
-    for (const auto& [name, t] : inputs) {
-        if (t.element_count() != 0) continue;
-        const interp::Tensor r = k.interpret(to_float64(inputs));
-        std::transform(r.data.begin(), r.data.end(), out.f32.begin(), [](double v) { return static_cast<float>(v); });
-        return;
-    }
+    // one element; the reference engine answers this case (engine.hpp), the runtime says so.
+    for (const auto& [name, t] : inputs)
+        if (t.element_count() == 0)
+            throw no_keys_error(std::string(k.variant) + ": input '" + name + "' of shape " +
+                                dsl::shape_string(t.shape) +
+                                " is empty but the result is not (no keys to attend to): a kernel needs at least "
+                                "one key; evaluate with the reference engine (attnforge/runtime/engine.hpp), whose "
+                                "answer is that of fully masked rows");
     install_error_handler();
     scratch::install();
     const dsl::graph_signature& sig = k.signature();
@@ -244,20 +244,20 @@ Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& 
 }
 
 Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
-    const interp::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
+    const dsl::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
     Tensor out = Tensor::float32(sizes.shape_of(k.result_spec()));
     call_kernel(k, inputs, out, options);
     return out;
 }
 
 void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
-    const interp::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
+    const dsl::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
     const std::vector<std::int64_t> expected = sizes.shape_of(k.result_spec());
     if (out.dtype != dsl::element_type::float32 || out.shape != expected ||
         static_cast<std::int64_t>(out.f32.size()) != out.element_count())
-        throw input_error("output of " + std::string(k.name) + ": expected float32 " + interp::shape_string(expected) +
+        throw input_error("output of " + std::string(k.name) + ": expected float32 " + dsl::shape_string(expected) +
                           ", given " + (out.dtype == dsl::element_type::float32 ? "float32 " : "bool ") +
-                          interp::shape_string(out.shape) + " holding " +
+                          dsl::shape_string(out.shape) + " holding " +
                           std::to_string(out.dtype == dsl::element_type::float32 ? out.f32.size() : out.u8.size()) +
                           " values");
     call_kernel(k, inputs, out, options);

@@ -1,9 +1,9 @@
 // The interpreter against the independent NumPy float64 oracle (tests/golden/make_golden.py), for
 // every built-in variant on every committed case (at least two shapes each), within 1e-9 relative.
 #define BOOST_TEST_MODULE interp_golden
-#include "support/compare.hpp"
-#include "support/golden_case.hpp"
 #include <attnforge/interp/interpreter.hpp>
+#include <attnforge/testing/compare.hpp>
+#include <attnforge/testing/golden_case.hpp>
 
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/size.hpp>

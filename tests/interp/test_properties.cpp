@@ -2,8 +2,8 @@
 // exactly 0, self-attention is permutation-equivariant, one head equals single-head attention, GQA
 // equals MHA with repeated K/V heads, fully masked rows give zeros, logits of 1e4 stay exact.
 #define BOOST_TEST_MODULE interp_properties
-#include "support/compare.hpp"
 #include <attnforge/interp/interpreter.hpp>
+#include <attnforge/testing/compare.hpp>
 
 #include <boost/test/unit_test.hpp>
 

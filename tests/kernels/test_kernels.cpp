@@ -4,18 +4,19 @@
 // One test case per variant family; every kernel of a variant (each strategy, and its attention
 // weights) is run on the same inputs, whatever size class the rule would give it.
 #define BOOST_TEST_MODULE kernels
-#include "support/compare.hpp"
 #include <attnforge/interp/interpreter.hpp>
+#include <attnforge/runtime/reference.hpp>
 #include <attnforge/runtime/run.hpp>
-#include <attnforge/runtime/synthetic_inputs.hpp>
+#include <attnforge/testing/compare.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/hana/for_each.hpp>
 #include <boost/test/unit_test.hpp>
 
 namespace dsl = attnforge::dsl;
 namespace runtime = attnforge::runtime;
-using InputOptions = attnforge::runtime::SyntheticOptions;
-using Sizes = attnforge::runtime::SyntheticSizes;
+using InputOptions = attnforge::testing::SyntheticOptions;
+using Sizes = attnforge::testing::SyntheticSizes;
 
 namespace {
 
@@ -32,7 +33,7 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         found = true;
         const auto sig = dsl::signature(g);
         for (const Case& c : cases) {
-            const auto inputs = runtime::synthetic_inputs(sig, c.sizes, c.options);
+            const auto inputs = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
             const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
             for (std::string_view result : {"output", "attention_weights"}) {
                 const auto kernels = runtime::kernels_for(variant, result);

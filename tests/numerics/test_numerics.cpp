@@ -6,10 +6,11 @@
 //   - tiny and huge magnitudes and long rows (Lk = 16384) stay within docs/contract.md §5.
 //   - logits of exactly ±1e4 (and tests/kernels checks every kernel with logits of ~1e4).
 #define BOOST_TEST_MODULE numerics
-#include "support/compare.hpp"
 #include <attnforge/interp/interpreter.hpp>
+#include <attnforge/runtime/reference.hpp>
 #include <attnforge/runtime/run.hpp>
-#include <attnforge/runtime/synthetic_inputs.hpp>
+#include <attnforge/testing/compare.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -26,8 +27,8 @@ constexpr float a_nan = std::numeric_limits<float>::quiet_NaN();
 constexpr float an_inf = std::numeric_limits<float>::infinity();
 
 runtime::TensorMap sdpa_inputs(std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lk, unsigned seed = 1) {
-    return runtime::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
-                                     {B, H, {{"q", Lq}, {"kv", Lk}}}, {.seed = seed});
+    return attnforge::testing::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+                                                {B, H, {{"q", Lq}, {"kv", Lk}}}, {.seed = seed});
 }
 
 // Element (b, h, i, e) of a (B, H, L, E) tensor.
@@ -118,7 +119,7 @@ BOOST_AUTO_TEST_CASE(nan_in_a_layer_input_stays_in_its_batch_entry) {
     for (std::string_view variant : {"mha", "mha_causal", "self_attention_layer"}) {
         for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
             BOOST_TEST_CONTEXT(k->name) {
-                auto in = runtime::synthetic_inputs(k->signature(), {2, 0, {{"x", 9}}}, {});
+                auto in = attnforge::testing::synthetic_inputs(k->signature(), {2, 0, {{"x", 9}}}, {});
                 const auto clean = runtime::run_kernel(*k, in).f32;
                 in["x"].f32[3 * 512 + 10] = a_nan;  // x[b=0, l=3, d=10]
                 const auto got = runtime::run_kernel(*k, in).f32;
@@ -133,7 +134,7 @@ BOOST_AUTO_TEST_CASE(nan_in_a_layer_input_stays_in_its_batch_entry) {
 BOOST_AUTO_TEST_CASE(fully_masked_rows_give_zeros_and_logsumexp_minus_infinity) {
     // masked_attention's synthetic mask masks every key of query row 1 (B, Lq, Lk), true = takes part.
     const runtime::KernelEntry& first = *runtime::kernels_for("masked_attention", "output").front();
-    const auto in = runtime::synthetic_inputs(first.signature(), {2, 2, {{"q", 6}, {"kv", 11}}}, {});
+    const auto in = attnforge::testing::synthetic_inputs(first.signature(), {2, 2, {{"q", 6}, {"kv", 11}}}, {});
     for (const runtime::KernelEntry* k : runtime::kernels_for("masked_attention", "output")) {
         BOOST_TEST_CONTEXT(k->name) {
             const auto got = runtime::run_kernel(*k, in).f32;
@@ -155,7 +156,7 @@ BOOST_AUTO_TEST_CASE(fully_masked_rows_give_zeros_and_logsumexp_minus_infinity) 
     // so the layer's output is the output projection of zeros, exactly zero.
     for (const runtime::KernelEntry* k : runtime::kernels_for("mha_padding", "output")) {
         BOOST_TEST_CONTEXT(k->name) {
-            const auto pin = runtime::synthetic_inputs(k->signature(), {2, 0, {{"x", 13}}}, {});
+            const auto pin = attnforge::testing::synthetic_inputs(k->signature(), {2, 0, {{"x", 13}}}, {});
             const auto got = runtime::run_kernel(*k, pin).f32;
             for (std::size_t i = 13 * 512; i < got.size(); ++i) BOOST_TEST_REQUIRE(got[i] == 0.0f);
         }

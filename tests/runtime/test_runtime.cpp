@@ -4,9 +4,10 @@
 // and kernel scratch memory is cached across calls.
 #define BOOST_TEST_MODULE runtime
 #include <attnforge/errors.hpp>
+#include <attnforge/runtime/engine.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
-#include <attnforge/runtime/synthetic_inputs.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -17,8 +18,8 @@ namespace runtime = attnforge::runtime;
 namespace {
 
 runtime::TensorMap sdpa_inputs(std::int64_t Lq, std::int64_t Lk) {
-    return runtime::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
-                                     {1, 2, {{"q", Lq}, {"kv", Lk}}}, {});
+    return attnforge::testing::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+                                                {1, 2, {{"q", Lq}, {"kv", Lk}}}, {});
 }
 
 std::string error_of(const runtime::TensorMap& inputs, std::string_view variant = "sdpa") {
@@ -77,31 +78,40 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
     const auto out = runtime::run("sdpa", sdpa_inputs(0, 5));
     BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
     BOOST_TEST(out.f32.empty());
-    const auto headless =
-        runtime::run("sdpa", runtime::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
-                                                       {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
+    const auto headless = runtime::run(
+        "sdpa", attnforge::testing::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+                                                     {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
     BOOST_TEST(headless.shape == (std::vector<std::int64_t>{1, 0, 4, 64}), boost::test_tools::per_element());
-    auto batchless =
-        runtime::synthetic_inputs(runtime::kernels_for("mha", "output").front()->signature(), {0, 0, {{"x", 7}}}, {});
+    auto batchless = attnforge::testing::synthetic_inputs(runtime::kernels_for("mha", "output").front()->signature(),
+                                                          {0, 0, {{"x", 7}}}, {});
     BOOST_TEST(runtime::run("mha", batchless).shape == (std::vector<std::int64_t>{0, 7, 512}),
                boost::test_tools::per_element());
 }
 
-// No keys at all (Lk = 0) while queries are present: every row is fully masked, so attention gives
-// zeros, and what follows it (an output projection, a residual) acts on those zeros — what the
-// interpreter says, for every kernel of the variant, never a Halide bounds error or an abort.
-BOOST_AUTO_TEST_CASE(an_empty_key_sequence_gives_what_the_interpreter_gives) {
+// No keys at all (Lk = 0) while queries are present: every row is fully masked. No kernel can read an
+// empty key sequence (its reads are clamped), so the runtime, which carries no interpreter, says so with
+// no_keys_error — for every kernel, never a Halide bounds error or an abort — and the engine (the opt-in
+// with the interpreter) gives the answer of fully masked rows: zeros from attention, and what follows
+// it (an output projection, a residual) acting on those zeros.
+BOOST_AUTO_TEST_CASE(an_empty_key_sequence_is_the_engines_to_answer) {
     for (const runtime::KernelEntry* k : runtime::kernels_for("sdpa", "output")) {
-        const auto out = runtime::run_kernel(*k, sdpa_inputs(4, 0));
-        BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 4, 64}), boost::test_tools::per_element());
-        BOOST_TEST(std::all_of(out.f32.begin(), out.f32.end(), [](float v) { return v == 0.0f; }));
+        try {
+            runtime::run_kernel(*k, sdpa_inputs(4, 0));
+            BOOST_FAIL(std::string(k->name) + " ran without keys");
+        } catch (const runtime::no_keys_error& e) {
+            BOOST_TEST(std::string(e.what()).find("sdpa: input 'k' of shape (1, 2, 0, 64) is empty") == 0);
+        }
     }
-    const runtime::KernelEntry& cross = *runtime::kernels_for("cross_attention", "output").front();
-    const auto in = runtime::synthetic_inputs(cross.signature(), {2, 0, {{"x", 3}, {"memory", 0}}}, {});
-    const auto out = runtime::run_kernel(cross, in);
-    const auto expected = cross.interpret(runtime::to_float64(in));
-    BOOST_TEST(out.shape == expected.shape, boost::test_tools::per_element());
-    for (std::size_t i = 0; i < out.f32.size(); ++i) BOOST_TEST(out.f32[i] == static_cast<float>(expected.data[i]));
+    const auto out = runtime::evaluate("sdpa", sdpa_inputs(4, 0), runtime::Engine::kernel);
+    BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 4, 64}), boost::test_tools::per_element());
+    BOOST_TEST(std::all_of(out.f32.begin(), out.f32.end(), [](float v) { return v == 0.0f; }));
+    const auto in = attnforge::testing::synthetic_inputs(runtime::signature_of("cross_attention"),
+                                                         {2, 0, {{"x", 3}, {"memory", 0}}}, {});
+    BOOST_CHECK_THROW(runtime::run("cross_attention", in), runtime::no_keys_error);
+    const auto cross = runtime::evaluate("cross_attention", in, runtime::Engine::kernel);
+    const auto expected = runtime::interpret("cross_attention", in);
+    BOOST_TEST(cross.shape == expected.shape, boost::test_tools::per_element());
+    for (std::size_t i = 0; i < cross.f32.size(); ++i) BOOST_TEST(cross.f32[i] == static_cast<float>(expected.data[i]));
 }
 
 // Sizes are checked before anything is allocated or looped over: negative sizes, sizes beyond what a

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """attnforge tune end to end: a tiny run writes a valid record that the build's selection
-(cmake/AttnforgeTuning.cmake, fed by the same probe the build runs) turns into a tuned kernel line;
+(the catalogue program, fed by the same probe the build runs) turns into a tuned kernel;
 --seed makes the search deterministic; --resume continues from the journal; a corrupt database gives a
 warning, not a failure; bad input gives exit status 2 and a message.
 
-usage: test_tune_cli.py ATTNFORGE PROBE SOURCE_DIR HALIDE_VERSION ATTNFORGE_VERSION
+usage: test_tune_cli.py ATTNFORGE PROBE CATALOGUE SOURCE_DIR HALIDE_VERSION ATTNFORGE_VERSION
 """
 import json
 import os
@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-attnforge, probe, source_dir, halide_version, attnforge_version = sys.argv[1:6]
+attnforge, probe, catalogue, source_dir, halide_version, attnforge_version = sys.argv[1:7]
 work = tempfile.mkdtemp(prefix="attnforge_tune_cli_")
 db = os.path.join(work, "records.jsonl")
 failures = []
@@ -58,23 +58,25 @@ check(record["best"]["ms"] <= record["default"]["ms"], "tuned is never slower th
 check(record["search"]["trials"] == 6, f"6 trials, got {record['search']['trials']}")
 check(record["canonical"].startswith("sdpa = "), "the canonical DSL text keys the record")
 
-# 2. The build accepts it: the probe the build runs, then the build's selection.
-probe_json = subprocess.run([probe], capture_output=True, text=True, check=True).stdout.strip()
-script = os.path.join(work, "select.cmake")
-with open(script, "w") as f:
-    f.write(f"""cmake_minimum_required(VERSION 3.25)
-include({source_dir}/cmake/AttnforgeTuning.cmake)
-attnforge_select_tuning_records(DATABASE [[{db}]] PROBE [=[{probe_json}]=] HALIDE_VERSION {halide_version}
-  ATTNFORGE_VERSION {attnforge_version} THREADS 1 OUT_LINES lines OUT_NOTES notes)
-message("LINES=${{lines}}")
-message("NOTES=${{notes}}")
-""")
-sel = subprocess.run(["cmake", "-P", script], capture_output=True, text=True)
-check(sel.returncode == 0, "the selection script runs")
-line = f"sdpa output {record['best']['strategy']} 64<Lk<=128"
-check(line in sel.stderr and f"@record={record['id']}" in sel.stderr,
-      f"the build turns the record into a tuned kernel line: {sel.stderr}")
-check("NOTES=\n" in sel.stderr, f"no notes for a matching record: {sel.stderr}")
+# 2. The build accepts it: the probe the build runs, then the catalogue program the build runs.
+probe_file = os.path.join(work, "probe.json")
+with open(probe_file, "w") as f:
+    f.write(subprocess.run([probe], capture_output=True, text=True, check=True).stdout)
+outputs = [os.path.join(work, name) for name in ("kernels.cmake", "registry.cpp", "reference.cpp")]
+sel = subprocess.run([catalogue, "--list", os.path.join(source_dir, "generated", "kernels.list"), "--records", db,
+                      "--probe", probe_file, "--threads", "1", "--halide-version", halide_version,
+                      "--attnforge-version", attnforge_version, "--cmake-out", outputs[0], "--registry-out",
+                      outputs[1], "--reference-out", outputs[2]], capture_output=True, text=True)
+check(sel.returncode == 0, f"the catalogue program runs: {sel.stderr}")
+line = f"tuned: sdpa output {record['best']['strategy']} 64<Lk<=128"
+check(line in sel.stdout and f"@record={record['id']}" in sel.stdout,
+      f"the build turns the record into a tuned kernel line: {sel.stdout}")
+check("note:" not in sel.stdout and "warning:" not in sel.stdout, f"no notes for a matching record: {sel.stdout}")
+with open(outputs[0]) as f:
+    check(f"attnforge_kernel(sdpa__{record['best']['strategy']}__64_Lk_128 " in f.read(),
+          "the tuned kernel is among the kernels the build makes")
+with open(outputs[1]) as f:
+    check(f'"tuned, record {record["id"]}"' in f.read(), "the registry says where the tuned kernel comes from")
 
 # 3. Deterministic with --seed: the same candidates in the same order; another seed explores others.
 j2, j3 = os.path.join(work, "j2.jsonl"), os.path.join(work, "j3.jsonl")

@@ -2,9 +2,9 @@
 // key matching), the kernel list's rule, validation rejecting a wrong candidate, and the search keeping
 // the previous record in its final comparison.
 #define BOOST_TEST_MODULE tune_unit
+#include <attnforge/catalogue/size_class.hpp>
 #include <attnforge/codegen/schedules/knobs.hpp>
 #include <attnforge/errors.hpp>
-#include <attnforge/runtime/size_class.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -13,39 +13,12 @@
 #include <candidate.hpp>
 #include <filesystem>
 #include <fstream>
-#include <kernel_list.hpp>
 #include <problem.hpp>
-#include <records.hpp>
 #include <search.hpp>
 #include <search_space.hpp>
 #include <validate.hpp>
 
 namespace tune = attnforge::tune;
-
-namespace {
-
-tune::Record sample_record(const std::string& id, const std::string& target = "x86-64-linux-avx2") {
-    tune::Record r;
-    r.id = id;
-    r.time = "2026-11-23T00:00:00Z";
-    r.key = {"sdpa", "output", "sdpa = weighted_sum(...)", "1024<Lk<=2048", 2, target, "Some CPU", "21.0.0", "0.1.0"};
-    r.sizes = {1, 8, 2048, 2048};
-    r.search = "evolutionary";
-    r.seed = 7;
-    r.trials = 3;
-    r.seconds = 12.5;
-    r.best = {{"materialized", {{"q_block", 64}, {"q_unroll", 8}}}, "ok", 1.25, 1.3, 0.4};
-    r.default_schedule = {{"materialized", {{"q_block", 32}, {"q_unroll", 8}}}, "ok", 1.5, 1.5, 0.4};
-    r.autoschedulers = {{{"adams2019", {}}, "invalid: fails at the validation size", 0, 0, 50}};
-    r.top = {r.best, r.default_schedule};
-    return r;
-}
-
-std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() / ("attnforge_tune_unit_" + name)).string();
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_CASE(search_space_points_are_admissible_in_range_and_deterministic) {
     const tune::SearchSpace space({"materialized", "streaming"}, 16);
@@ -92,103 +65,11 @@ BOOST_AUTO_TEST_CASE(points_from_older_builds_are_completed_with_defaults) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(size_buckets_and_size_classes) {
-    BOOST_TEST(tune::size_bucket(1) == "Lk<=64");
-    BOOST_TEST(tune::size_bucket(64) == "Lk<=64");
-    BOOST_TEST(tune::size_bucket(65) == "64<Lk<=128");
-    BOOST_TEST(tune::size_bucket(2048) == "1024<Lk<=2048");
-    BOOST_TEST(tune::size_bucket(2049) == "2048<Lk<=4096");
-    BOOST_TEST(tune::bucket_low(2048) == 1025);
-    using attnforge::runtime::size_class_holds;
-    BOOST_TEST(size_class_holds("1024<Lk<=2048", 2048));
-    BOOST_TEST(size_class_holds("1024<Lk<=2048", 1025));
-    BOOST_TEST(!size_class_holds("1024<Lk<=2048", 1024));
-    BOOST_TEST(!size_class_holds("1024<Lk<=2048", 2049));
-    BOOST_TEST(size_class_holds("Lk<=8192", 8192));
-    BOOST_TEST(size_class_holds("Lk>8192", 8193));
-    BOOST_CHECK_THROW(size_class_holds("1024<Lk<=x", 2000), std::logic_error);
-    BOOST_CHECK_THROW(size_class_holds("Lk~2048", 2000), std::logic_error);
-}
-
-BOOST_AUTO_TEST_CASE(records_round_trip) {
-    const tune::Record r = sample_record("0123456789ab");
-    const tune::Record back = tune::record_from_json(nlohmann::json::parse(tune::to_json(r).dump()));
-    BOOST_TEST(back.id == r.id);
-    BOOST_TEST((back.key == r.key));
-    BOOST_TEST(back.sizes.lk == 2048);
-    BOOST_TEST(back.seed == 7u);
-    BOOST_TEST((back.best.point == r.best.point));
-    BOOST_TEST(back.best.ms == 1.25);
-    BOOST_TEST((back.default_schedule.point == r.default_schedule.point));
-    BOOST_TEST(back.autoschedulers.size() == 1u);
-    BOOST_TEST(back.autoschedulers[0].status == r.autoschedulers[0].status);
-    BOOST_TEST(back.top.size() == 2u);
-    // One line per record: appending is a one-line diff.
-    BOOST_TEST(tune::to_json(r).dump().find('\n') == std::string::npos);
-}
-
-BOOST_AUTO_TEST_CASE(corrupt_database_lines_are_skipped_with_a_warning) {
-    const std::string path = temp_path("corrupt.jsonl");
-    std::filesystem::remove(path);
-    tune::append_record(path, sample_record("aaaaaaaaaaaa"));
-    {
-        std::ofstream out(path, std::ios::app);
-        out << "{\"id\": \"cut short\", \"variant\": \n";  // truncated JSON
-        out << "not json at all\n";
-        out << "{\"id\": \"x\"}\n";  // fields missing
-        auto j = tune::to_json(sample_record("bbbbbbbbbbbb"));
-        j["best"]["knobs"] = "q_block=sixty";  // a bad knob value
-        out << j.dump() << "\n\n";
-    }
-    tune::append_record(path, sample_record("cccccccccccc"));
-    const tune::Database db = tune::read_database(path);
-    BOOST_TEST(db.records.size() == 2u);
-    BOOST_TEST(db.warnings.size() == 4u);
-    BOOST_TEST(db.warnings[0].find(":2:") != std::string::npos);
-    BOOST_TEST(db.warnings[3].find("bad knob value") != std::string::npos);
-    BOOST_TEST(tune::read_database(temp_path("missing.jsonl")).records.empty());
-    std::filesystem::remove(path);
-}
-
-BOOST_AUTO_TEST_CASE(key_matching_takes_the_newest_exact_match_and_says_why_others_do_not_apply) {
-    tune::Database db;
-    db.records = {sample_record("old000000000"), sample_record("other0000000", "x86-64-linux-avx512"),
-                  sample_record("new000000000")};
-    const tune::RecordKey here = sample_record("").key;
-    BOOST_TEST(tune::newest_matching(db, here)->id == "new000000000");
-    tune::RecordKey elsewhere = here;
-    elsewhere.target = "arm-64-linux";
-    BOOST_TEST(tune::newest_matching(db, elsewhere) == nullptr);
-    BOOST_TEST(tune::mismatch(db.records[1].key, here).find("tuned for target x86-64-linux-avx512") !=
-               std::string::npos);
-    tune::RecordKey k = here;
-    k.halide = "22.0.0";
-    BOOST_TEST(tune::mismatch(here, k).find("Halide 21.0.0") != std::string::npos);
-    k = here;
-    k.canonical = "sdpa = something else";
-    BOOST_TEST(tune::mismatch(here, k).find("definition changed") != std::string::npos);
-    k = here;
-    k.threads = 16;
-    BOOST_TEST(tune::mismatch(here, k).find("2 threads") != std::string::npos);
-    BOOST_TEST(tune::mismatch(here, here).empty());
-}
-
-BOOST_AUTO_TEST_CASE(the_kernel_lists_rule_gives_the_default) {
-    const auto lines = tune::read_kernel_list(ATTNFORGE_SOURCE_DIR "/generated/kernels.list");
-    BOOST_TEST(tune::rule_choice(lines, "sdpa", "output", 2048)->strategy == "materialized");
-    BOOST_TEST(tune::rule_choice(lines, "sdpa", "output", 16384)->strategy == "streaming");
-    BOOST_TEST(!tune::rule_choice(lines, "no_such_variant", "output", 16).has_value());
-    // A block-mask kernel's default is tuned without its pre-pass: block_mask is not a knob here.
-    const auto documents = tune::rule_choice(lines, "document_attention", "output", 2048);
-    BOOST_TEST(documents->strategy == "streaming");
-    BOOST_TEST(!documents->knobs.count("block_mask"));
-}
-
 BOOST_AUTO_TEST_CASE(problems_check_their_sizes) {
     const tune::Problem p = tune::make_problem("mha", "output", {2, 8, 300, 300});
     BOOST_TEST(p.self_attention);
     BOOST_TEST(p.projections);
-    BOOST_TEST(tune::size_bucket(p.key_length) == "256<Lk<=512");
+    BOOST_TEST(attnforge::catalogue::size_bucket(p.key_length) == "256<Lk<=512");
     const tune::Problem v = tune::validation_problem(p);
     BOOST_TEST(v.asked.lk == 257);  // the bucket's smallest key length
     BOOST_TEST(v.asked.lq == 257);

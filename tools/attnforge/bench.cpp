@@ -10,7 +10,7 @@
 #include "tensors.hpp"
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
-#include <attnforge/runtime/synthetic_inputs.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -47,7 +47,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // build's own variants bench too.
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
         std::string seq_q, seq_k;
-        runtime::SyntheticSizes sizes{o.batch, o.heads, {}};
+        attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}};
         if (const dsl::tensor_spec* w = runtime::attention_weights_of(o.variant); w && w->dims.size() >= 2) {
             seq_q = w->dims[w->dims.size() - 2].sequence;
             seq_k = w->dims.back().sequence;
@@ -63,7 +63,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         const double flops =
             runtime::flops_of(o.variant, {double(o.batch), double(sizes.heads),
                                           [&](std::string_view s) { return double(sizes.length.at(std::string(s))); }});
-        const runtime::TensorMap inputs = runtime::synthetic_inputs(sig, sizes, {});
+        const runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, {});
         std::string shape = fmt::format("B={}", o.batch);
         for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
         for (const auto& d : sig.inputs.front().dims)

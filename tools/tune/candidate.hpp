@@ -4,7 +4,6 @@
 #pragma once
 
 #include "problem.hpp"
-#include "schedule_point.hpp"
 #include "workload.hpp"
 
 #include <Halide.h>

@@ -1,11 +1,11 @@
 // attnforge-tune: `attnforge tune` (the attnforge command forwards to this program, which links the
 // Halide compiler; the attnforge command and the kernels do not). Argument parsing, the machine's
 // key, the records, the table; the search is search.cpp.
-#include "kernel_list.hpp"
+#include "machine.hpp"
 #include "problem.hpp"
 #include "progress.hpp"
-#include "records.hpp"
 #include "search.hpp"
+#include <attnforge/catalogue/kernel_list.hpp>
 #include <attnforge/errors.hpp>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +23,7 @@
 namespace {
 
 namespace tune = attnforge::tune;
+namespace catalogue = attnforge::catalogue;
 namespace fs = std::filesystem;
 
 std::atomic<int> interrupts{0};
@@ -117,14 +118,14 @@ int tune_main(const Options& o) {
     const tune::RecordKey key = tune::machine_key(problem, threads);
 
     // Records: the newest matching one seeds the search; others of the same kernel say why they do not apply.
-    const tune::Database db = tune::read_database(o.db);
+    const tune::Database db = catalogue::read_database(o.db);
     for (const auto& w : db.warnings) fmt::print(stderr, "attnforge tune: warning: {}\n", w);
-    const tune::Record* previous = tune::newest_matching(db, key);
+    const tune::Record* previous = catalogue::newest_matching(db, key);
     for (const auto& r : db.records)
         if (r.key.variant == key.variant && r.key.result == key.result && r.key.size_bucket == key.size_bucket &&
             !(r.key == key))
             fmt::print(stderr, "attnforge tune: note: record {} does not apply here: {}\n", r.id,
-                       tune::mismatch(r.key, key));
+                       catalogue::mismatch(r.key, key));
 
     tune::SearchOptions so;
     so.threads = threads;
@@ -135,11 +136,14 @@ int tune_main(const Options& o) {
         so.strategies = {o.strategy};
     else if (o.result == "attention_weights")
         so.strategies = {"materialized"};
-    const auto lines = tune::read_kernel_list(o.kernel_list);
-    if (const auto rule = tune::rule_choice(lines, o.variant, o.result, problem.key_length);
+    const auto lines = catalogue::read_kernel_list(o.kernel_list);
+    if (const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length);
         rule && (rule->strategy == "materialized" || rule->strategy == "streaming")) {
         so.rule_strategy = rule->strategy;
-        so.rule_knobs = rule->knobs;
+        so.rule_knobs = rule->knob_values();
+        // block_mask adds the pre-pass's input, which candidates compiled just in time do not get: the
+        // tuner tunes the kernel without it, and the catalogue gives a tuned kernel the knob back.
+        so.rule_knobs.erase("block_mask");
     } else {
         so.rule_strategy = so.strategies.front();
     }
@@ -196,7 +200,7 @@ int tune_main(const Options& o) {
     if (o.no_record) {
         fmt::print("not recorded (--no-record)\n");
     } else {
-        tune::append_record(o.db, r);
+        catalogue::append_record(o.db, r);
         fmt::print(
             "recorded {} in {}\nthe next build uses it for {} ({}, {}): rebuild, then `attnforge list` shows it\n",
             r.id, o.db, o.variant, o.result, key.size_bucket);

@@ -1,5 +1,6 @@
 #include "problem.hpp"
 
+#include <attnforge/catalogue/size_class.hpp>
 #include <attnforge/dsl.hpp>
 #include <attnforge/errors.hpp>
 
@@ -73,22 +74,11 @@ Problem make_problem(const std::string& variant, const std::string& result, cons
     return p;
 }
 
-std::string size_bucket(std::int64_t key_length) {
-    const auto upper = std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(key_length, 1)));
-    if (upper <= 64) return "Lk<=64";
-    return fmt::format("{}<Lk<={}", upper / 2, upper);
-}
-
-std::int64_t bucket_low(std::int64_t key_length) {
-    const auto upper = std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(key_length, 1)));
-    return upper <= 64 ? 1 : static_cast<std::int64_t>(upper / 2 + 1);
-}
-
 Problem validation_problem(const Problem& p) {
     ProblemSizes s;
     s.batch = 2;
     s.heads = 2;
-    const std::int64_t low = bucket_low(p.key_length);
+    const std::int64_t low = catalogue::bucket_low(p.key_length);
     s.lk = low > 1 ? low : std::min<std::int64_t>(p.key_length, 37);
     s.lq = p.self_attention ? s.lk : std::min<std::int64_t>(p.asked.lq, 37);
     return make_problem(p.variant, p.result, s);

@@ -2,32 +2,33 @@
 // (inputs' shapes, the result's shape, the dense flop count, the size bucket of its records).
 #pragma once
 
+#include <attnforge/catalogue/schedule_point.hpp>
+#include <attnforge/catalogue/tuning_records.hpp>
 #include <attnforge/dsl/passes/signature.hpp>
-#include <attnforge/runtime/synthetic_inputs.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <cstdint>
 #include <string>
 
 namespace attnforge::tune {
 
-struct ProblemSizes {
-    std::int64_t batch = 1, heads = 8, lq = 512, lk = 512;
-};
+using catalogue::ProblemSizes;  // B, H, Lq, Lk, as records keep them
+using catalogue::SchedulePoint;
 
 struct Problem {
     std::string variant;
-    std::string result = "output";  // or attention_weights
-    ProblemSizes asked;             // as given on the command line
-    runtime::SyntheticSizes sizes;  // per sequence tag
-    std::int64_t key_length = 0;    // Lk of the attention: what size classes test
-    bool self_attention = false;    // queries and keys are one sequence (Lq = Lk)
-    bool projections = false;       // the graph has linear layers (weight inputs (D_in, D_out))
+    std::string result = "output";             // or attention_weights
+    ProblemSizes asked;                        // as given on the command line
+    attnforge::testing::SyntheticSizes sizes;  // per sequence tag
+    std::int64_t key_length = 0;               // Lk of the attention: what size classes test
+    bool self_attention = false;               // queries and keys are one sequence (Lq = Lk)
+    bool projections = false;                  // the graph has linear layers (weight inputs (D_in, D_out))
     dsl::graph_signature signature;
     dsl::tensor_spec result_spec;
     std::string canonical;  // dsl::canonical of the variant's graph
     double flops = 0;       // dense (dsl::flop_count)
 
-    std::vector<std::int64_t> result_shape() const { return runtime::shape_for(result_spec, sizes); }
+    std::vector<std::int64_t> result_shape() const { return attnforge::testing::shape_for(result_spec, sizes); }
     std::string describe() const;  // "B=1 H=8 Lq=2048 Lk=2048"
 };
 
@@ -35,12 +36,6 @@ struct Problem {
 // the attention's query and key lengths; a variant whose queries and keys share one sequence
 // (self-attention) needs lq == lk.
 Problem make_problem(const std::string& variant, const std::string& result, const ProblemSizes& sizes);
-
-// The size bucket of a key length, the unit of tuning records and of tuned kernels' size classes:
-// powers of two, "Lk<=64", then "64<Lk<=128", "128<Lk<=256", ...
-std::string size_bucket(std::int64_t key_length);
-// The smallest key length of a bucket (1 for "Lk<=64").
-std::int64_t bucket_low(std::int64_t key_length);
 
 // The small problem every candidate is validated on before it is timed: the bucket's smallest key
 // length (the tuned kernel serves the whole bucket), short odd query blocks, two batch entries, two

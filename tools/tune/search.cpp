@@ -285,7 +285,7 @@ private:
 
     void append_journal(const Trial& t) {
         if (o_.journal.empty()) return;
-        std::ofstream(o_.journal, std::ios::app) << to_json(t).dump() << '\n';
+        std::ofstream(o_.journal, std::ios::app) << catalogue::to_json(t).dump() << '\n';
     }
 
     // A resumed run starts with the journal's candidates as measured (the last line of a point wins).
@@ -294,7 +294,7 @@ private:
         std::string line;
         while (std::getline(in, line)) {
             try {
-                Trial t = trial_from_json(nlohmann::json::parse(line));
+                Trial t = catalogue::trial_from_json(nlohmann::json::parse(line));
                 if (t.status.rfind("skipped", 0) == 0) continue;
                 t.point = space_.complete(std::move(t.point));
                 t.ms = 0;

@@ -12,8 +12,8 @@
 // Every evaluated candidate is appended to a journal, so a run stopped by Ctrl-C can be resumed.
 #pragma once
 
+#include "machine.hpp"
 #include "problem.hpp"
-#include "records.hpp"
 #include "search_space.hpp"
 
 #include <Halide.h>

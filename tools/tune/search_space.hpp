@@ -4,13 +4,15 @@
 // (codegen/include/attnforge/codegen/schedules/knobs.hpp): values, defaults, meanings, admissibility.
 #pragma once
 
-#include "schedule_point.hpp"
+#include <attnforge/catalogue/schedule_point.hpp>
 
 #include <random>
 #include <string>
 #include <vector>
 
 namespace attnforge::tune {
+
+using catalogue::SchedulePoint;
 
 struct KnobRange {
     std::string name;

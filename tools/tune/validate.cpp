@@ -2,6 +2,7 @@
 
 #include <attnforge/dsl.hpp>
 #include <attnforge/interp/interpreter.hpp>
+#include <attnforge/runtime/reference.hpp>
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 namespace attnforge::tune {
 
 Workload::Workload(const Problem& p) {
-    inputs = runtime::synthetic_inputs(p.signature, p.sizes, {});
+    inputs = attnforge::testing::synthetic_inputs(p.signature, p.sizes, {});
     output = runtime::Tensor::float32(p.result_shape());
     const std::size_t n = p.signature.inputs.size();
     dims_.resize(n + 1);

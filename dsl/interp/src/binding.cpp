@@ -1,135 +1,15 @@
-#include <attnforge/errors.hpp>
 #include <attnforge/interp/binding.hpp>
-
-#include <algorithm>
-#include <cstdint>
-#include <limits>
 
 namespace attnforge::interp {
 
-using dim_spec = dsl::dim_spec;
-
-std::vector<std::int64_t> RuntimeSizes::shape_of(const dsl::tensor_spec& spec) const {
-    std::vector<std::int64_t> shape;
-    for (const dim_spec& d : spec.dims) {
-        switch (d.role) {
-            case dim_spec::axis::batch:
-                shape.push_back(batch);
-                break;
-            case dim_spec::axis::heads:
-                shape.push_back(heads);
-                break;
-            case dim_spec::axis::fixed:
-                shape.push_back(d.size);
-                break;
-            case dim_spec::axis::sequence: {
-                auto it = sequence_length.find(d.sequence);
-                shape.push_back(it == sequence_length.end() ? -1 : it->second);
-            }
-        }
-    }
-    return shape;
-}
-
-std::string RuntimeSizes::describe(const dsl::tensor_spec& spec) const {
-    const std::vector<std::int64_t> shape = shape_of(spec);
-    std::string s = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        s += i ? ", " : "";
-        const dim_spec& d = spec.dims[i];
-        if (d.role == dim_spec::axis::fixed)
-            s += std::to_string(d.size);
-        else
-            s += d.symbol() + (shape[i] >= 0 ? "=" + std::to_string(shape[i]) : "");
-    }
-    return s + ")";
-}
-
-namespace {
-
-bool is_batched(const dsl::tensor_spec& spec) {
-    return !spec.dims.empty() && spec.dims.front().role == dim_spec::axis::batch;
-}
-
-bool has_sequence_axis(const dsl::tensor_spec& spec) {
-    return std::any_of(spec.dims.begin(), spec.dims.end(),
-                       [](const dim_spec& d) { return d.role == dim_spec::axis::sequence; });
-}
-
-std::string input_names(const dsl::graph_signature& sig) {
-    std::string s;
-    for (const auto& in : sig.inputs) s += (s.empty() ? "" : ", ") + in.name + in.shape_symbol();
-    return s;
-}
-
-}  // namespace
-
-// Sizes beyond int32 are rejected before anything is allocated or looped over: Halide indexes every
-// dimension with 32-bit integers, and a declared size of 2^40 with another size 0 (an empty tensor)
-// would otherwise send the interpreter through 2^40 empty iterations.
-constexpr std::int64_t max_size = std::numeric_limits<std::int32_t>::max();
-
-RuntimeSizes check_shapes(const dsl::graph_signature& sig, const ShapeMap& given) {
-    for (const auto& [name, shape] : given) {
-        bool known = false;
-        for (const auto& in : sig.inputs) known = known || in.name == name;
-        if (!known) throw input_error(sig.name + ": unexpected input '" + name + "'; it takes " + input_names(sig));
-    }
-    RuntimeSizes sizes;
-    for (const auto& spec : sig.inputs) {
-        auto it = given.find(spec.name);
-        if (it == given.end())
-            throw input_error(sig.name + ": missing input '" + spec.name + "' of shape " + sizes.describe(spec) +
-                              "; it takes " + input_names(sig));
-        const std::vector<std::int64_t>& shape = it->second;
-        const RuntimeSizes known_before = sizes;  // the message shows what was known before this input
-        auto mismatch = [&] {
-            return input_error(sig.name + ": input '" + spec.name + "' must have shape " + known_before.describe(spec) +
-                               ", given " + shape_string(shape));
-        };
-        if (shape.size() != spec.dims.size()) throw mismatch();
-        for (std::int64_t n : shape)
-            if (n < 0 || n > max_size)
-                throw input_error(
-                    sig.name + ": input '" + spec.name + "' has shape " + shape_string(shape) +
-                    "; every size must be " +
-                    (n < 0 ? "non-negative" : "at most 2^31 - 1 (the largest extent a kernel can index)"));
-        for (std::size_t i = 0; i < spec.dims.size(); ++i) {
-            const dim_spec& d = spec.dims[i];
-            const std::int64_t n = shape[i];
-            std::int64_t* slot = nullptr;
-            switch (d.role) {
-                case dim_spec::axis::batch:
-                    slot = &sizes.batch;
-                    break;
-                case dim_spec::axis::heads:
-                    slot = &sizes.heads;
-                    break;
-                case dim_spec::axis::sequence: {
-                    auto [pos, inserted] = sizes.sequence_length.try_emplace(d.sequence, -1);
-                    slot = &pos->second;
-                    break;
-                }
-                case dim_spec::axis::fixed:
-                    if (n != d.size) throw mismatch();
-                    continue;
-            }
-            if (*slot >= 0 && *slot != n) throw mismatch();
-            *slot = n;
-        }
-    }
-    if (sizes.batch < 0) sizes.batch = 1;
-    return sizes;
-}
-
 BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given) {
-    ShapeMap shapes;
+    dsl::ShapeMap shapes;
     for (const auto& [name, tensor] : given) shapes.emplace(name, tensor.shape);
-    BoundInputs bound{{}, check_shapes(sig, shapes)};
+    BoundInputs bound{{}, dsl::check_shapes(sig, shapes)};
     for (const auto& spec : sig.inputs) {
         Tensor stored = given.find(spec.name)->second;
         // Unbatched activations run as B = 1; weights and vectors keep their shape.
-        if (!is_batched(spec) && has_sequence_axis(spec)) stored.shape.insert(stored.shape.begin(), 1);
+        if (!dsl::is_batched(spec) && dsl::has_sequence_axis(spec)) stored.shape.insert(stored.shape.begin(), 1);
         bound.tensors.emplace(spec.name, std::move(stored));
     }
     return bound;

@@ -1,9 +1,11 @@
 // One seam between a caller and the two engines that can compute a variant: its generated kernels (by
-// the rule) or the float64 reference interpreter that the registry carries for the same graph. Every
-// look-up goes through the registry, so a program built with kernels of its own variants
-// (attnforge_add_kernel_library) gets them here as well as the built-in ones.
+// the rule) or the float64 reference interpreter (reference.hpp). Every look-up goes through the
+// registries, so a program built with kernels of its own variants (attnforge_add_kernel_library) gets
+// them here as well as the built-in ones. Link attnforge::engine (it adds the interpreter to the
+// runtime); the CLI, the tests and the examples do.
 #pragma once
 
+#include <attnforge/interp/tensor.hpp>
 #include <attnforge/runtime/run.hpp>
 
 #include <string_view>
@@ -23,7 +25,12 @@ const dsl::tensor_spec* attention_weights_of(std::string_view variant);
 double flops_of(std::string_view variant, const dsl::FlopSizes& sizes);
 
 // `result` ("output" or "attention_weights") of `variant` on `inputs` by `engine`: the kernel the
-// rule picks, or the interpreter (float64, then rounded to float32 as a kernel returns it).
+// rule picks, or the interpreter (float64, then rounded to float32 as a kernel returns it). Where no
+// kernel can run (no keys: runtime::no_keys_error) the kernel engine gives the interpreter's answer,
+// which is that of fully masked rows.
 Tensor evaluate(std::string_view variant, const TensorMap& inputs, Engine engine, const RunOptions& options = {});
+
+// The interpreter's answer alone, in float64.
+interp::Tensor interpret(std::string_view variant, const TensorMap& inputs, std::string_view result = "output");
 
 }  // namespace attnforge::runtime

@@ -1,11 +1,10 @@
 // The kernel registry: every kernel of generated/kernels.list (and tuned kernels from
-// generated/tuning_records.jsonl), generated at build time by cmake/AttnforgeKernels.cmake from the
-// same lines that generated the kernels.
+// generated/tuning_records.jsonl), its source written at configure time by the catalogue program
+// (catalogue/) from the same lines that make the kernels.
 #pragma once
 
 #include <attnforge/dsl/passes/flop_count.hpp>
 #include <attnforge/dsl/passes/signature.hpp>
-#include <attnforge/interp/binding.hpp>
 
 #include <HalideRuntime.h>
 
@@ -33,9 +32,6 @@ struct KernelEntry {
     const dsl::tensor_spec& (*result_spec)();             // what this kernel writes
     const dsl::tensor_spec& (*attention_weights_spec)();  // the variant's attention weights (B, Hq, Lq, Lk)
     double (*flops)(const dsl::FlopSizes&);               // the variant's dense flop count at these sizes
-    // The reference interpreter on the same graph and result: the run API uses it where a kernel cannot
-    // run (an empty key sequence with queries present: every row fully masked).
-    interp::Tensor (*interpret)(const interp::TensorMap& inputs);
 };
 
 std::span<const KernelEntry> registry();

@@ -7,6 +7,7 @@
 // Kernels keep their large temporaries for the next call (runtime/scratch_memory.hpp).
 #pragma once
 
+#include <attnforge/errors.hpp>
 #include <attnforge/runtime/registry.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
@@ -14,6 +15,13 @@
 #include <string>
 
 namespace attnforge::runtime {
+
+// An empty key sequence with queries present (Lk = 0): every row is fully masked, and no kernel can
+// read its clamped inputs. The reference engine (engine.hpp, Engine::kernel) answers it with the
+// interpreter; the runtime alone, which never links the interpreter, throws this.
+struct no_keys_error : input_error {
+    using input_error::input_error;
+};
 
 struct RunOptions {
     std::string_view result = "output";  // or "attention_weights"

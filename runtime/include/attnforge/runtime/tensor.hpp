@@ -1,8 +1,7 @@
 // runtime::Tensor: a host tensor in the kernels' element types (float32, or uint8 for boolean masks).
 #pragma once
 
-#include <attnforge/dsl/passes/signature.hpp>
-#include <attnforge/interp/binding.hpp>
+#include <attnforge/dsl/passes/bind_shapes.hpp>
 
 #include <cstdint>
 #include <map>
@@ -27,9 +26,5 @@ struct Tensor {
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
-
-// The same values in float64, for the reference interpreter (masks become 0 or 1).
-interp::Tensor to_float64(const Tensor& t);
-interp::TensorMap to_float64(const TensorMap& tensors);
 
 }  // namespace attnforge::runtime

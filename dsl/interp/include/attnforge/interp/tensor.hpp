@@ -1,6 +1,8 @@
 // Tensor: a dense row-major float64 array with its shape; the interpreter's only data type.
 #pragma once
 
+#include <attnforge/dsl/passes/bind_shapes.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,9 +27,8 @@ struct Tensor {
     std::string shape_string() const;
 };
 
-// The product of the sizes. Throws attnforge::input_error for a negative size or a product beyond
-// int64 (a shape read from an untrusted file must never reach an overflowing multiplication).
-std::int64_t element_count(const std::vector<std::int64_t>& shape);
-std::string shape_string(const std::vector<std::int64_t>& shape);
+// element_count and shape_string of a shape: attnforge/dsl/passes/bind_shapes.hpp.
+using dsl::element_count;
+using dsl::shape_string;
 
 }  // namespace attnforge::interp

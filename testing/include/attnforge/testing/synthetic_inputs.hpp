@@ -5,14 +5,18 @@
 // batch entry lengths (B) in [0, L].
 #pragma once
 
-#include <attnforge/interp/binding.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <string>
 
-namespace attnforge::runtime {
+namespace attnforge::testing {
+
+using runtime::Tensor;
+using runtime::TensorMap;
 
 struct SyntheticSizes {
     std::int64_t batch = 1;
@@ -115,4 +119,4 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
     return out;
 }
 
-}  // namespace attnforge::runtime
+}  // namespace attnforge::testing

@@ -1,17 +1,12 @@
-#include "records.hpp"
+#include <attnforge/catalogue/size_class.hpp>
+#include <attnforge/catalogue/tuning_records.hpp>
 
-#include <Halide.h>
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-
-#include <chrono>
 #include <cmath>
 #include <fstream>
-#include <random>
-#include <sstream>
+#include <regex>
 #include <stdexcept>
 
-namespace attnforge::tune {
+namespace attnforge::catalogue {
 
 using ordered = nlohmann::ordered_json;
 
@@ -45,61 +40,17 @@ T field(const nlohmann::json& j, const char* name) {
     }
 }
 
-SchedulePoint point_from(const std::string& strategy, const std::string& knob_text) {
-    SchedulePoint p{strategy, {}};
-    std::istringstream in(knob_text);
-    std::string word;
-    while (in >> word) {
-        const auto eq = word.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw std::runtime_error("bad knob '" + word + "' (expected name=value)");
-        try {
-            std::size_t used = 0;
-            const std::string value = word.substr(eq + 1);
-            p.knobs[word.substr(0, eq)] = std::stoi(value, &used);
-            if (used != value.size()) throw std::invalid_argument(value);
-        } catch (const std::logic_error&) {
-            throw std::runtime_error("bad knob value in '" + word + "'");
-        }
-    }
-    return p;
-}
-
 }  // namespace
 
 Trial trial_from_json(const nlohmann::json& j) {
     Trial t;
-    t.point = point_from(field<std::string>(j, "strategy"), field<std::string>(j, "knobs"));
+    t.point.strategy = field<std::string>(j, "strategy");
+    t.point.knobs = parse_knob_values(field<std::string>(j, "knobs"));
     t.status = field<std::string>(j, "status");
     t.ms = field<double>(j, "ms");
     t.screen_ms = field<double>(j, "screen_ms");
     t.compile_s = field<double>(j, "compile_s");
     return t;
-}
-
-std::string host_target_string() {
-    return Halide::get_host_target().to_string();
-}
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            const auto colon = line.find(':');
-            std::string m = colon == std::string::npos ? "" : line.substr(colon + 1);
-            m.erase(0, m.find_first_not_of(" \t"));
-            return m;
-        }
-    return "unknown";
-}
-
-RecordKey machine_key(const Problem& p, int threads) {
-    return {p.variant,        p.result,
-            p.canonical,      size_bucket(p.key_length),
-            threads,          host_target_string(),
-            cpu_model(),      fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
-            ATTNFORGE_VERSION};
 }
 
 nlohmann::ordered_json to_json(const Record& r) {
@@ -157,6 +108,16 @@ Record record_from_json(const nlohmann::json& j) {
     for (const auto& t : field<nlohmann::json>(j, "autoschedulers")) r.autoschedulers.push_back(trial_from_json(t));
     for (const auto& t : field<nlohmann::json>(j, "top")) r.top.push_back(trial_from_json(t));
     if (!r.best.ok()) throw std::runtime_error("its best schedule is not valid ('" + r.best.status + "')");
+    // What becomes part of a kernel line, its name and the registry's strings.
+    static const std::regex word("[A-Za-z0-9_-]+");
+    if (!std::regex_match(r.id, word) || !std::regex_match(r.key.variant, word) ||
+        (r.key.result != "output" && r.key.result != "attention_weights"))
+        throw std::runtime_error("id, variant or result has characters a kernel line cannot hold");
+    if (!parse_size_class(r.key.size_bucket) || r.key.size_bucket == "any")
+        throw std::runtime_error("size bucket '" + r.key.size_bucket + "' is not Lk<=N or A<Lk<=B");
+    const std::string& s = r.best.point.strategy;
+    if (s != "materialized" && s != "streaming" && !is_autoscheduler(s))
+        throw std::runtime_error("unknown strategy '" + s + "'");
     return r;
 }
 
@@ -170,7 +131,7 @@ Database read_database(const std::string& path) {
         try {
             db.records.push_back(record_from_json(nlohmann::json::parse(line)));
         } catch (const std::exception& e) {
-            db.warnings.push_back(fmt::format("{}:{}: unreadable record, ignored: {}", path, number, e.what()));
+            db.warnings.push_back(path + ":" + std::to_string(number) + ": unreadable record, ignored: " + e.what());
         }
     }
     return db;
@@ -196,20 +157,9 @@ std::string mismatch(const RecordKey& r, const RecordKey& here) {
     if (r.halide != here.halide) return "tuned with Halide " + r.halide + ", this build has " + here.halide;
     if (r.attnforge != here.attnforge) return "tuned with attnforge " + r.attnforge + ", this is " + here.attnforge;
     if (r.cpu != here.cpu) return "tuned on '" + r.cpu + "', this CPU is '" + here.cpu + "'";
-    if (r.threads != here.threads) return fmt::format("tuned for {} threads, not {}", r.threads, here.threads);
+    if (r.threads != here.threads)
+        return "tuned for " + std::to_string(r.threads) + " threads, not " + std::to_string(here.threads);
     return "";
 }
 
-std::string new_record_id() {
-    std::random_device rd;
-    std::uint64_t v = (std::uint64_t(rd()) << 32) ^ rd() ^
-                      static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-    return fmt::format("{:012x}", v & 0xffffffffffffULL);
-}
-
-std::string utc_now() {
-    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
-                       fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
-}
-
-}  // namespace attnforge::tune
+}  // namespace attnforge::catalogue

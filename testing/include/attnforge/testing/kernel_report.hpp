@@ -1,9 +1,10 @@
-// What every kernel example prints: the generated kernel (the one the rule picks) against the reference
-// interpreter on the same inputs — max |error| and docs/contract.md §5's bound — and the kernel's time.
+// What every kernel example prints (link attnforge::engine): the generated kernel (the one the rule picks) against the
+// reference interpreter on the same inputs — max |error| and docs/contract.md §5's bound — and the kernel's time.
 #pragma once
 
-#include <attnforge/runtime/run.hpp>
-#include <attnforge/runtime/synthetic_inputs.hpp>
+#include <attnforge/runtime/engine.hpp>
+#include <attnforge/runtime/reference.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-namespace examples {
+namespace attnforge::testing {
 
 namespace rt = attnforge::runtime;
 
@@ -21,7 +22,7 @@ inline rt::Tensor kernel_vs_interpreter(const std::string& variant, const rt::Te
                                         std::string_view result = "output") {
     const rt::KernelEntry& kernel = rt::select_kernel(variant, inputs, result);
     const rt::Tensor out = rt::run_kernel(kernel, inputs);
-    const auto reference = kernel.interpret(rt::to_float64(inputs));
+    const auto reference = rt::interpret(variant, inputs, result);
     double worst = 0, scale = 0;
     for (std::size_t i = 0; i < reference.data.size(); ++i) {
         scale = std::max(scale, std::abs(reference.data[i]));
@@ -43,10 +44,10 @@ inline rt::Tensor kernel_vs_interpreter(const std::string& variant, const rt::Te
     return out;
 }
 
-// Deterministic inputs for a variant's signature at these sizes (runtime/synthetic_inputs.hpp).
-inline rt::TensorMap inputs_for(const std::string& variant, rt::SyntheticSizes sizes) {
+// Deterministic inputs for a variant's signature at these sizes (synthetic_inputs.hpp).
+inline rt::TensorMap inputs_for(const std::string& variant, SyntheticSizes sizes) {
     const auto candidates = rt::kernels_for(variant, "output");
-    return rt::synthetic_inputs(candidates.front()->signature(), sizes, {});
+    return synthetic_inputs(candidates.front()->signature(), sizes, {});
 }
 
-}  // namespace examples
+}  // namespace attnforge::testing

@@ -1,21 +1,27 @@
 // Tuning records: generated/tuning_records.jsonl, append-only, one JSON object per line (so a new
 // record is a one-line diff), fields in a fixed order. A record says: for this key, the schedule
 // that measured fastest, its time, the default's time and the runners-up. The build
-// (cmake/AttnforgeTuning.cmake) uses, per (variant, result, size bucket), the newest record whose key
-// matches the machine and the sources; attnforge tune seeds every search with that record's schedule,
-// so a newer record is never slower than an older one.
+// (the catalogue program, select_tuned_lines) uses, per (variant, result, size bucket), the newest record
+// whose key matches the machine and the sources; attnforge tune seeds every search with that record's
+// schedule, so a newer record is never slower than an older one. No Halide here: the tuner adds this
+// machine's key (tools/tune/machine.hpp).
 #pragma once
 
-#include "problem.hpp"
-#include "schedule_point.hpp"
+#include <attnforge/catalogue/schedule_point.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace attnforge::tune {
+namespace attnforge::catalogue {
+
+// The sizes a record was measured at.
+struct ProblemSizes {
+    std::int64_t batch = 1, heads = 8, lq = 512, lk = 512;
+};
 
 // Everything a record is valid for. Two records with equal keys compete; the newest wins.
 struct RecordKey {
@@ -54,15 +60,11 @@ struct Record {
     std::vector<Trial> top;             // best valid candidates, fastest first (best included)
 };
 
-// The key of this machine and these sources for a problem (host target, CPU model, versions).
-RecordKey machine_key(const Problem& p, int threads);
-std::string host_target_string();
-std::string cpu_model();
-
 nlohmann::ordered_json to_json(const Trial& t);
 Trial trial_from_json(const nlohmann::json& j);  // throws std::runtime_error
 nlohmann::ordered_json to_json(const Record& r);
-// Throws std::runtime_error naming the first missing or ill-typed field.
+// Throws std::runtime_error naming the first missing or ill-typed field, or a field a kernel line
+// cannot hold (a size bucket that is not one, an unknown strategy, an id or name with other characters).
 Record record_from_json(const nlohmann::json& j);
 
 struct Database {
@@ -79,7 +81,4 @@ const Record* newest_matching(const Database& db, const RecordKey& key);
 // Why a record of the same variant, result and bucket does not apply here ("" when it does).
 std::string mismatch(const RecordKey& record, const RecordKey& here);
 
-std::string new_record_id();
-std::string utc_now();
-
-}  // namespace attnforge::tune
+}  // namespace attnforge::catalogue

@@ -1,0 +1,44 @@
+// Kernel lists (generated/kernels.list, generated/baselines.list, a downstream project's own): one
+// kernel per line, "variant result strategy sizes [knob=value ...]", '#' starts a comment. Every field
+// is checked here, with the file and line in the message, before anything is generated.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnforge::catalogue {
+
+struct KernelLine {
+    std::string variant;             // a graph of the variants namespace
+    std::string result;              // output | attention_weights | block_ranges (a pre-pass)
+    std::string strategy;            // materialized | streaming | unscheduled | an autoscheduler
+    std::string sizes;               // its size class (size_class.hpp)
+    std::vector<std::string> knobs;  // "name=value" as written, in order (block_mask=1 included)
+    std::string record;              // the tuning record a tuned line comes from; "" for a list's line
+    std::string where;               // "kernels.list:12", or "tuning record <id>"
+
+    bool has_knob(const std::string& word) const;
+    // The knobs as numbers (the tuner's view); throws std::runtime_error for a value that is not one.
+    std::map<std::string, int> knob_values() const;
+    // "name=value name=value": the knobs as the registry shows them
+    std::string knob_text() const;
+};
+
+// Throws std::runtime_error "<name>:<line>: ..." for a line with fewer than four fields, an unknown
+// result, a strategy or size class that is not one, or a knob that is not name=value.
+std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& name);
+std::vector<KernelLine> read_kernel_list(const std::string& path);  // also throws if unreadable
+
+// The kernel's name in the registry and in its library: "<variant>__<strategy>" for an output,
+// "<variant>__<result>" otherwise, then "__<size class as an identifier>" unless it serves any size:
+// sdpa__materialized__Lk_8192, sdpa__attention_weights, sdpa__materialized__1024_Lk_2048.
+std::string kernel_name(const KernelLine& line);
+
+// The first line for (variant, result) whose size class holds for lk: the runtime's rule.
+const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
+                              const std::string& result, std::int64_t lk);
+
+}  // namespace attnforge::catalogue

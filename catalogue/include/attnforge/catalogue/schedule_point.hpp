@@ -1,0 +1,34 @@
+// A schedule: a strategy and the value of every knob it reads, written the way kernel lines and the
+// generator take it ("<knob>=<value> ..."). A tuning record's best, a point of the tuner's search space.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace attnforge::catalogue {
+
+// Halide's autoschedulers, which schedule the unscheduled pipeline themselves (no knobs).
+inline bool is_autoscheduler(std::string_view strategy) {
+    return strategy == "adams2019" || strategy == "mullapudi2016" || strategy == "li2018";
+}
+
+struct SchedulePoint {
+    // materialized | streaming (the schedule library, with knobs) or mullapudi2016 | li2018 |
+    // adams2019 (Halide's autoschedulers on the unscheduled pipeline, no knobs)
+    std::string strategy = "materialized";
+    std::map<std::string, int> knobs;  // knob name -> value, only the knobs the strategy reads
+
+    bool is_autoscheduler() const { return catalogue::is_autoscheduler(strategy); }
+    // "<knob>=<value> ..." (knobs only, sorted by name); empty for autoschedulers
+    std::string knob_text() const;
+    // "materialized <knob>=<value> ...": a stable identity, used to skip candidates already measured
+    std::string key() const;
+    bool operator==(const SchedulePoint&) const = default;
+};
+
+// "k_unroll=2 q_block=32" -> {k_unroll: 2, q_block: 32}; throws std::runtime_error naming the word
+// that is not name=<integer>.
+std::map<std::string, int> parse_knob_values(std::string_view text);
+
+}  // namespace attnforge::catalogue

@@ -1,0 +1,99 @@
+#include <attnforge/catalogue/kernel_list.hpp>
+#include <attnforge/catalogue/schedule_point.hpp>
+#include <attnforge/catalogue/size_class.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace attnforge::catalogue {
+
+namespace {
+
+// What a field may hold: it becomes part of C++ identifiers, string literals and CMake arguments.
+const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+const std::regex knob_word("[a-z_][a-z0-9_.]*=[A-Za-z0-9_.-]+");
+
+bool is_strategy(const std::string& s) {
+    return s == "materialized" || s == "streaming" || s == "unscheduled" || is_autoscheduler(s);
+}
+
+}  // namespace
+
+bool KernelLine::has_knob(const std::string& word) const {
+    return std::find(knobs.begin(), knobs.end(), word) != knobs.end();
+}
+
+std::map<std::string, int> KernelLine::knob_values() const {
+    return parse_knob_values(knob_text());
+}
+
+std::string KernelLine::knob_text() const {
+    std::string s;
+    for (const auto& k : knobs) s += (s.empty() ? "" : " ") + k;
+    return s;
+}
+
+std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& name) {
+    std::vector<KernelLine> lines;
+    std::string text;
+    for (int number = 1; std::getline(in, text); ++number) {
+        const std::string where = name + ":" + std::to_string(number);
+        auto fail = [&](const std::string& why) { throw std::runtime_error(where + ": " + why); };
+        std::istringstream words(text.substr(0, text.find('#')));
+        std::vector<std::string> fields;
+        for (std::string w; words >> w;) fields.push_back(w);
+        if (fields.empty()) continue;
+        if (fields.size() < 4) fail("a kernel line needs variant, result, strategy and sizes; given '" + text + "'");
+        KernelLine k{fields[0], fields[1], fields[2], fields[3], {fields.begin() + 4, fields.end()}, "", where};
+        if (!std::regex_match(k.variant, identifier)) fail("'" + k.variant + "' is not a variant name");
+        if (k.result != "output" && k.result != "attention_weights")
+            fail("result '" + k.result + "' is not output or attention_weights");
+        if (!is_strategy(k.strategy))
+            fail("strategy '" + k.strategy +
+                 "' is not materialized, streaming, unscheduled, adams2019, mullapudi2016 or li2018");
+        if (!parse_size_class(k.sizes)) fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B)");
+        for (const auto& knob : k.knobs)
+            if (!std::regex_match(knob, knob_word)) fail("'" + knob + "' is not a knob (name=value)");
+        lines.push_back(std::move(k));
+    }
+    return lines;
+}
+
+std::vector<KernelLine> read_kernel_list(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read the kernel list '" + path + "'");
+    return parse_kernel_list(in, path);
+}
+
+std::string kernel_name(const KernelLine& k) {
+    std::string name = k.variant + "__" + (k.result == "output" ? k.strategy : k.result);
+    if (k.sizes != "any") {
+        // Every run of characters outside [A-Za-z0-9] becomes one '_': "1024<Lk<=2048" -> "1024_Lk_2048".
+        name += "__";
+        bool gap = false;
+        for (char c : k.sizes) {
+            const bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!alnum) {
+                gap = true;
+                continue;
+            }
+            if (gap && name.back() != '_') name += '_';
+            gap = false;
+            name += c;
+        }
+        if (gap) name += '_';
+    }
+    return name;
+}
+
+const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
+                              const std::string& result, std::int64_t lk) {
+    for (const auto& k : lines)
+        if (k.variant == variant && k.result == result && size_class_holds(k.sizes, lk)) return &k;
+    return nullptr;
+}
+
+}  // namespace attnforge::catalogue

@@ -1,0 +1,43 @@
+// Binding a signature to shapes: matches caller shapes to a graph's inputs by name, checks every size
+// and learns the run-time sizes (B, each sequence length, a run-time head count). Beside the signature
+// pass because it is not interpretation: the runtime checks kernel inputs with it, the interpreter its
+// own. Errors name the input and both the expected and the given shape.
+#pragma once
+
+#include <attnforge/dsl/passes/signature.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnforge::dsl {
+
+struct RuntimeSizes {
+    std::int64_t batch = -1;  // -1: not bound yet
+    std::map<std::string, std::int64_t, std::less<>> sequence_length;
+    std::int64_t heads = -1;  // run-time head count, where the graph has one
+
+    // The shape of spec under these sizes; an unknown size is -1.
+    std::vector<std::int64_t> shape_of(const tensor_spec& spec) const;
+    // "(B=2, L[x]=5, 512)": the spec's symbols with the sizes known so far.
+    std::string describe(const tensor_spec& spec) const;
+};
+
+using ShapeMap = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
+
+// Checks the shapes of the given inputs (by name) against the signature and learns the run-time
+// sizes. Throws attnforge::input_error for a missing, extra or misshapen input.
+RuntimeSizes check_shapes(const graph_signature& signature, const ShapeMap& given);
+
+// Inputs without a batch axis whose shape has a sequence axis (activations) run as B = 1.
+bool is_batched(const tensor_spec& spec);
+bool has_sequence_axis(const tensor_spec& spec);
+
+// The product of the sizes. Throws attnforge::input_error for a negative size or a product beyond
+// int64 (a shape read from an untrusted file must never reach an overflowing multiplication).
+std::int64_t element_count(const std::vector<std::int64_t>& shape);
+// "(2, 8, 5, 64)", "(3,)"
+std::string shape_string(const std::vector<std::int64_t>& shape);
+
+}  // namespace attnforge::dsl
