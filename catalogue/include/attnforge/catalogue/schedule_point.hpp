@@ -27,7 +27,7 @@ struct SchedulePoint {
     bool operator==(const SchedulePoint&) const = default;
 };
 
-// "k_unroll=2 q_block=32" -> {k_unroll: 2, q_block: 32}; throws std::runtime_error naming the word
+// "a=2 b=32" -> {a: 2, b: 32}; throws std::runtime_error naming the word
 // that is not name=<integer>.
 std::map<std::string, int> parse_knob_values(std::string_view text);
 
