@@ -39,10 +39,10 @@ int main() {
     std::printf("document_attention: documents of 37, 100, 1 and 62 tokens packed into L = %lld\n",
                 static_cast<long long>(L));
     auto inputs = attnforge::testing::inputs_for("document_attention", {1, H, {{"tokens", L}}});
-    auto& ids = inputs.at("document_ids").f32;
+    auto& ids = inputs.at("document_ids").i32;
     for (std::int64_t d = 0, l = 0; d < static_cast<std::int64_t>(lengths.size()); ++d)
         for (std::int64_t i = 0; i < lengths[static_cast<std::size_t>(d)]; ++i)
-            ids[static_cast<std::size_t>(l++)] = float(d);
+            ids[static_cast<std::size_t>(l++)] = static_cast<std::int32_t>(d);
     const rt::Tensor packed = attnforge::testing::kernel_vs_interpreter("document_attention", inputs, ok);
 
     double worst = 0;
@@ -68,9 +68,9 @@ int main() {
     std::printf("  %s, B = 1, H = 8, L = %lld, 1 thread:\n", std::string(kernel.name).c_str(),
                 static_cast<long long>(long_L));
     for (std::int64_t documents : {1, 4, 16, 64}) {
-        auto& long_ids = long_inputs.at("document_ids").f32;
+        auto& long_ids = long_inputs.at("document_ids").i32;
         for (std::int64_t l = 0; l < long_L; ++l)
-            long_ids[static_cast<std::size_t>(l)] = float(l / (long_L / documents));
+            long_ids[static_cast<std::size_t>(l)] = static_cast<std::int32_t>(l / (long_L / documents));
         std::printf("    %3lld documents of %4lld tokens: %8.2f ms\n", static_cast<long long>(documents),
                     static_cast<long long>(long_L / documents), median_ms(kernel, long_inputs, out));
     }

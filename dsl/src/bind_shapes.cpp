@@ -139,4 +139,19 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
     return sizes;
 }
 
+void check_input_values(const graph_signature& sig, const tensor_spec& spec, const RuntimeSizes& sizes,
+                        std::int64_t count, const std::function<double(std::int64_t)>& value) {
+    if (spec.values_bounded_by.empty()) return;
+    const auto it = sizes.sequence_length.find(spec.values_bounded_by);
+    if (it == sizes.sequence_length.end()) return;
+    const std::int64_t limit = it->second;
+    for (std::int64_t i = 0; i < count; ++i) {
+        const double v = value(i);
+        if (!(v >= 0 && v <= static_cast<double>(limit)))
+            throw input_error(sig.name + ": input '" + spec.name + "' holds " + std::to_string(static_cast<long long>(v)) +
+                              " at index " + std::to_string(i) + "; a cache length must lie in [0, " +
+                              std::to_string(limit) + "] (L[" + spec.values_bounded_by + "], the cache's size)");
+    }
+}
+
 }  // namespace attnforge::dsl

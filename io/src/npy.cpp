@@ -18,6 +18,7 @@ constexpr std::size_t magic_size = 6;
 std::size_t itemsize(npy_dtype t) {
     switch (t) {
         case npy_dtype::float32:
+        case npy_dtype::int32:
             return 4;
         case npy_dtype::float64:
             return 8;
@@ -134,11 +135,12 @@ npy_dtype dtype_from_descr(const std::string& descr, const std::string& source) 
     if (descr == "<f8") return npy_dtype::float64;
     if (descr == "|b1") return npy_dtype::boolean;
     if (descr == "|u1") return npy_dtype::uint8;
+    if (descr == "<i4") return npy_dtype::int32;
     std::string why = "unsupported dtype '" + descr + "'";
     if (!descr.empty() && descr[0] == '>') why += " (big-endian; expected little-endian '<f4')";
     throw input_error(source + ": " + why +
                       "; expected float32 '<f4' for tensors, bool '|b1' or uint8 '|u1' "
-                      "for masks, or float64 '<f8'");
+                      "for masks, int32 '<i4' for index inputs, or float64 '<f8'");
 }
 
 std::uint32_t little_endian(const std::byte* p, std::size_t n) {
@@ -157,6 +159,8 @@ const char* npy_descr(npy_dtype dtype) {
             return "<f8";
         case npy_dtype::boolean:
             return "|b1";
+        case npy_dtype::int32:
+            return "<i4";
         default:
             return "|u1";
     }
@@ -235,6 +239,12 @@ interp::Tensor to_tensor(const NpyArray& a) {
             case npy_dtype::float64:
                 std::memcpy(&values[i], p + 8 * i, 8);
                 break;
+            case npy_dtype::int32: {
+                std::int32_t v;
+                std::memcpy(&v, p + 4 * i, 4);
+                values[i] = v;
+                break;
+            }
             default:
                 values[i] = std::to_integer<int>(p[i]) != 0 ? 1.0 : 0.0;
         }

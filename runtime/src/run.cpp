@@ -57,10 +57,6 @@ const bool isa_cap_installed = [] {
     return true;
 }();
 
-const char* dtype_name(dsl::element_type t) {
-    return t == dsl::element_type::boolean ? "bool" : "float32";
-}
-
 // The attention's key length Lk: the last axis of the variant's attention weights (B, Hq, Lq, Lk).
 std::int64_t key_length(const KernelEntry& k, const dsl::RuntimeSizes& sizes) {
     const dsl::tensor_spec& weights = k.attention_weights_spec();
@@ -84,7 +80,7 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
     dsl::ShapeMap shapes;
     for (const auto& [name, t] : inputs) {
         shapes.emplace(name, t.shape);
-        const std::size_t held = t.dtype == dsl::element_type::boolean ? t.u8.size() : t.f32.size();
+        const std::size_t held = t.held();
         if (static_cast<std::int64_t>(held) != t.element_count())
             throw input_error(std::string(k.variant) + ": input '" + name + "' holds " + std::to_string(held) +
                               " values but its shape " + dsl::shape_string(t.shape) + " needs " +
@@ -94,9 +90,11 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
     for (const auto& spec : sig.inputs) {
         const Tensor& t = inputs.find(spec.name)->second;
         if (t.dtype != spec.dtype)
-            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dtype_name(spec.dtype) +
-                              ", given " + dtype_name(t.dtype));
-        check_addressable(k, "input '" + spec.name + "'", t.shape, t.dtype == dsl::element_type::boolean ? 1 : 4);
+            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dsl::element_type_name(spec.dtype) +
+                              ", given " + dsl::element_type_name(t.dtype));
+        check_addressable(k, "input '" + spec.name + "'", t.shape, static_cast<std::int64_t>(t.item_bytes()));
+        dsl::check_input_values(sig, spec, sizes, t.element_count(),
+                                [&](std::int64_t i) { return t.value(static_cast<std::size_t>(i)); });
     }
     check_addressable(k, "its " + std::string(k.result), sizes.shape_of(k.result_spec()), 4);
     return sizes;
@@ -256,10 +254,8 @@ void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out,
     if (out.dtype != dsl::element_type::float32 || out.shape != expected ||
         static_cast<std::int64_t>(out.f32.size()) != out.element_count())
         throw input_error("output of " + std::string(k.name) + ": expected float32 " + dsl::shape_string(expected) +
-                          ", given " + (out.dtype == dsl::element_type::float32 ? "float32 " : "bool ") +
-                          dsl::shape_string(out.shape) + " holding " +
-                          std::to_string(out.dtype == dsl::element_type::float32 ? out.f32.size() : out.u8.size()) +
-                          " values");
+                          ", given " + dsl::element_type_name(out.dtype) + " " + dsl::shape_string(out.shape) +
+                          " holding " + std::to_string(out.held()) + " values");
     call_kernel(k, inputs, out, options);
 }
 

@@ -45,10 +45,13 @@ def write_inputs(variant, directory, rng):
     args = []
     for spec in variant["inputs"]:
         shape = shape_of(spec["shape"])
-        if spec["shape"].startswith("(B, L[") and spec["shape"].count(",") == 1 and spec["dtype"] == "float32":
-            value = np.sort(rng.integers(0, 3, shape), axis=1).astype(np.float32)  # document ids, in runs
+        if spec["shape"].startswith("(B, L[") and spec["shape"].count(",") == 1 and spec["dtype"] == "int32":
+            value = np.sort(rng.integers(0, 3, shape), axis=1).astype(np.int32)  # document ids, in runs
+        elif spec["name"] == "kv_length":  # a cache's valid lengths, at most its size L[kv]
+            value = rng.integers(0, LENGTHS["kv"] + 1, shape).astype(np.int32)
         elif spec["shape"] == "(B)":
-            value = rng.integers(0, max(LENGTHS.values()) + 1, shape).astype(np.float32)  # lengths
+            # prefix lengths, as float32 holding whole numbers (accepted for index inputs, contract §4)
+            value = rng.integers(0, max(LENGTHS.values()) + 1, shape).astype(np.float32)
         elif spec["dtype"] == "bool":
             value = rng.random(shape) < 0.3
             if spec["name"] == "attn_mask":
@@ -185,7 +188,7 @@ class ErrorTest(unittest.TestCase):
     def test_wrong_dtype(self):
         np.save(os.path.join(self.d, "int.npy"), np.zeros((1, 2, 5, 64), np.int32))
         self.assert_rejected(["run", "sdpa", *self.inputs(k=os.path.join(self.d, "int.npy")), "--output", self.out],
-                             "input 'k'", "expected float32 '<f4'", "'<i4'")
+                             "input 'k'", "must be float32 '<f4'", "given int32 '<i4'")
 
     def test_float_mask_is_the_wrong_dtype(self):
         x = np.zeros((1, 3, 512), np.float32)

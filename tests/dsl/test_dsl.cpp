@@ -20,7 +20,7 @@ static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::hea
 static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width ==
               64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
-static_assert(decltype(hana::size(dsl::builtin_variants))::value == 20);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 23);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
 static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
@@ -52,6 +52,14 @@ BOOST_AUTO_TEST_CASE(inputs_read_by_expressions_are_graph_inputs) {
                                              "document_ids(B, L[tokens])", "v(B, H, L[tokens], 64)"}),
                boost::test_tools::per_element());
     BOOST_TEST(names(v::prefix_lm_attention)[2] == "prefix_length(B)");
+    // Index inputs are int32; a cache's lengths are bounded by the cache's size.
+    BOOST_TEST((dsl::signature(v::document_attention).inputs[2].dtype == dsl::element_type::int32));
+    const auto decode = dsl::signature(v::decode);
+    BOOST_TEST(decode.inputs.size() == 4u);
+    BOOST_TEST(decode.inputs[2].name + decode.inputs[2].shape_symbol() == "kv_length(B)");
+    BOOST_TEST((decode.inputs[2].dtype == dsl::element_type::int32));
+    BOOST_TEST(decode.inputs[2].values_bounded_by == "kv");
+    BOOST_TEST(dsl::canonical(v::decode).find("kv_cache(kv_length)") != std::string::npos, dsl::canonical(v::decode));
     BOOST_TEST(names(v::relative_position_attention)[2] == "relative_bias(8, 257)");
     const std::string text = dsl::canonical(v::relative_position_attention);
     BOOST_TEST(text.find("relative_bias[h, (min(max((kv_idx - q_idx), -128), 128) + 128)]") != std::string::npos, text);

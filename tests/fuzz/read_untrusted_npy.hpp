@@ -20,9 +20,11 @@ inline bool read_untrusted_npy(std::span<const std::byte> bytes) {
         // A parse that claims success must be self-consistent.
         if (values.element_count() != array.element_count() ||
             array.bytes.size() !=
-                static_cast<std::size_t>(array.element_count()) * (array.dtype == io::npy_dtype::float64   ? 8u
-                                                                   : array.dtype == io::npy_dtype::float32 ? 4u
-                                                                                                           : 1u))
+                static_cast<std::size_t>(array.element_count()) * (array.dtype == io::npy_dtype::float64 ? 8u
+                                                                   : array.dtype == io::npy_dtype::float32 ||
+                                                                           array.dtype == io::npy_dtype::int32
+                                                                       ? 4u
+                                                                       : 1u))
             __builtin_trap();
         return true;
     } catch (const input_error&) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent float64 NumPy oracle for every built-in attnforge variant.
 
-Writes tests/golden/data/<variant>/<case>/: the inputs as .npy files (float32 '<f4', bool '|b1'), the
+Writes tests/golden/data/<variant>/<case>/: the inputs as .npy files (float32 '<f4', bool '|b1', int32 '<i4'
+for index inputs: document ids, prefix and cache lengths), the
 expected output (float64 '<f8') and, for small cases, the expected attention weights (float64), plus a
 manifest `case.txt` that maps every input name to its file. The D = 512 weights are shared by all
 cases (data/weights512/) to keep the repository small.
@@ -202,7 +203,7 @@ def rope(x, base=10000.0):
 
 def case_prefix_lm(b, h, l, prefix_lengths):
     t = sdpa_inputs(b, h, l, l)
-    prefix = np.array(prefix_lengths, dtype=np.float32)
+    prefix = np.array(prefix_lengths, dtype=np.int32)
     i, j = np.arange(l)[:, None], np.arange(l)[None, :]
     allowed = (j <= i)[None, None] | (j[None, None] < prefix[:, None, None, None])
     o, p = attend(t["q"], t["k"], t["v"], allowed)
@@ -213,7 +214,7 @@ def case_document(b, h, documents):
     """documents: per batch entry, the lengths of the documents packed into it (equal totals)."""
     l = sum(documents[0])
     t = sdpa_inputs(b, h, l, l)
-    ids = np.array([np.repeat(np.arange(len(d)), d) for d in documents], dtype=np.float32)
+    ids = np.array([np.repeat(np.arange(len(d)), d) for d in documents], dtype=np.int32)
     same = ids[:, :, None] == ids[:, None, :]
     o, p = attend(t["q"], t["k"], t["v"], (same & causal(l, l)[None])[:, None])
     return dict(t, document_ids=ids), {}, o, p
@@ -251,6 +252,26 @@ def case_decoder_layer(b, lq, lk, memory_lengths):
     return inputs, shared, h_ + y2, p
 
 
+def decode_allowed(kv_length, lq, lmax, window=None):
+    """A cache (contract §1): keys j < kv_length[b]; query i at position kv_length[b] - Lq + i sees j <= it
+    (bottom-right causal), and with a window only j >= position - window."""
+    n = np.asarray(kv_length)[:, None, None]
+    pos = n - lq + np.arange(lq)[None, :, None]
+    j = np.arange(lmax)[None, None, :]
+    allowed = (j < n) & (j <= pos)
+    if window is not None:
+        allowed &= pos - j <= window
+    return allowed[:, None]  # (B, 1, Lq, Lmax)
+
+
+def case_decode(h, lq, lmax, kv_length, hkv=None, e=64, window=None):
+    b = len(kv_length)
+    hkv = h if hkv is None else hkv
+    t = {"q": act(b, h, lq, e), "k": act(b, hkv, lmax, e), "v": act(b, hkv, lmax, e)}
+    o, p = attend(t["q"], t["k"], t["v"], decode_allowed(kv_length, lq, lmax, window))
+    return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
+
+
 CASES = {
     "seed_attention": {"L3": lambda: case_seed_attention(3), "L7": lambda: case_seed_attention(7)},
     "sdpa": {"B1_H2_L5": lambda: case_sdpa(1, 2, 5, 5), "B2_H3_Lq7_Lk11": lambda: case_sdpa(2, 3, 7, 11)},
@@ -282,6 +303,15 @@ CASES = {
     "rope_attention": {"B1_H2_L6": lambda: case_rope(1, 2, 6, 6), "B2_H3_Lq9_Lk40": lambda: case_rope(2, 3, 9, 40)},
     "decoder_layer": {"B1_Lq4_Lk6": lambda: case_decoder_layer(1, 4, 6, [6]),
                       "B2_Lq5_Lk3": lambda: case_decoder_layer(2, 5, 3, [2, 0])},
+    # Caches: full (kv_length = Lmax), empty (0: zero rows), shorter than Lq (the first queries see
+    # nothing), mixed lengths in one batch, Lq = 1 and 4, several key tiles (Lmax = 300).
+    "decode": {"B3_H2_Lq1_L20": lambda: case_decode(2, 1, 20, [20, 0, 7]),
+               "B3_H2_Lq4_L20": lambda: case_decode(2, 4, 20, [4, 20, 2]),
+               "B2_H2_Lq4_L300": lambda: case_decode(2, 4, 300, [300, 137])},
+    "decode_gqa": {"B2_Lq1_L9": lambda: case_decode(32, 1, 9, [9, 3], hkv=8, e=128),
+                   "B2_Lq4_L150": lambda: case_decode(32, 4, 150, [150, 0], hkv=8, e=128)},
+    "decode_sliding_window": {"B2_H2_Lq1_L300": lambda: case_decode(2, 1, 300, [300, 129], window=128),
+                              "B3_H1_Lq4_L200": lambda: case_decode(1, 4, 200, [200, 131, 0], window=128)},
 }
 
 

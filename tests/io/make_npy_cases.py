@@ -26,11 +26,12 @@ write("b1.npy", np.array([[True, False, True], [False, False, True]]), (1, 0))
 write("u1.npy", np.array([[1, 0, 1], [0, 0, 1]], dtype=np.uint8), (1, 0))
 write("scalar.npy", np.array(2.5, dtype="<f4"), (1, 0))
 write("empty.npy", np.zeros((2, 0, 64), dtype="<f4"), (1, 0))
+write("i4.npy", np.array([0, 7, -3, 2147483647], dtype="<i4"), (1, 0))  # index inputs
 
 # Malformed or unsupported files.
 np.save(p("fortran.npy"), np.asfortranarray(values.astype("<f4")))
 np.save(p("big_endian.npy"), values.astype(">f4"))
-np.save(p("int32.npy"), np.arange(6, dtype="<i4"))
+np.save(p("int64.npy"), np.arange(6, dtype="<i8"))
 good = open(p("f4_v1.npy"), "rb").read()
 open(p("truncated_data.npy"), "wb").write(good[:-4])
 open(p("trailing_data.npy"), "wb").write(good + b"\0\0\0\0")

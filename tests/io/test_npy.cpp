@@ -56,11 +56,18 @@ BOOST_AUTO_TEST_CASE(reads_masks_scalars_and_empty_arrays) {
     BOOST_TEST(io::read_npy(path("empty.npy")).element_count() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(reads_int32_index_inputs) {
+    const auto a = io::read_npy(path("i4.npy"));
+    BOOST_TEST((a.dtype == io::npy_dtype::int32));
+    const std::vector<double> expected = {0, 7, -3, 2147483647};
+    BOOST_TEST(io::to_tensor(a).data == expected, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(rejects_what_the_contract_rules_out_with_a_clear_message) {
     const std::pair<const char*, const char*> expected[] = {
         {"fortran.npy", "Fortran-order arrays are not supported"},
         {"big_endian.npy", "unsupported dtype '>f4' (big-endian"},
-        {"int32.npy", "unsupported dtype '<i4'"},
+        {"int64.npy", "unsupported dtype '<i8'"},
         {"truncated_data.npy", "(truncated)"},
         {"trailing_data.npy", "(trailing bytes)"},
         {"truncated_header.npy", "truncated .npy header"},

@@ -91,6 +91,17 @@ std::vector<Case> token_cases() {
             {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"}};
 }
 
+// Decoding over a cache of Lmax slots: Lq = 1 and 4 (and 7 > some lengths), the first entry's cache
+// full, the second's empty (zero rows), the others random lengths (testing/synthetic_inputs.hpp).
+std::vector<Case> decode_cases(bool static_heads) {
+    auto s = [&](std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lmax) {
+        return Sizes{B, static_heads ? 0 : H, {{"q", Lq}, {"kv", Lmax}}};
+    };
+    return {{s(1, 2, 1, 1), {}, "B1 Lq1 Lmax1"},          {s(3, 2, 1, 129), {}, "B3 Lq1 Lmax129"},
+            {s(3, 2, 4, 300), {}, "B3 Lq4 Lmax300"},      {s(1, 3, 4, 1000), {}, "B1 Lq4 Lmax1000"},
+            {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"}, {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"}};
+}
+
 // Queries from x (Lq), keys and values from memory (Lk).
 Sizes memory_sizes(std::int64_t B, std::int64_t Lq, std::int64_t Lk) {
     return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}};
@@ -118,7 +129,10 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "document_attention",
                                                        "relative_position_attention",
                                                        "rope_attention",
-                                                       "decoder_layer"};
+                                                       "decoder_layer",
+                                                       "decode",
+                                                       "decode_gqa",
+                                                       "decode_sliding_window"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -192,6 +206,16 @@ BOOST_AUTO_TEST_CASE(cross_attention) {
                                       {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
                                       {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
                                       {s(1, 1000, 129), {}, "B1 Lq1000 Lk129"}});
+}
+
+BOOST_AUTO_TEST_CASE(decode) {
+    check_variant("decode", decode_cases(false));
+}
+BOOST_AUTO_TEST_CASE(decode_gqa) {
+    check_variant("decode_gqa", decode_cases(true));
+}
+BOOST_AUTO_TEST_CASE(decode_sliding_window) {
+    check_variant("decode_sliding_window", decode_cases(false));
 }
 
 // Masked self-attention, then cross-attention to memory with its padding masked (a fully padded

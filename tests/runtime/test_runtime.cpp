@@ -41,6 +41,24 @@ BOOST_AUTO_TEST_CASE(the_rule_picks_by_key_length) {
     BOOST_TEST(runtime::select_kernel("sdpa", sdpa_inputs(4, 64), "attention_weights").result == "attention_weights");
 }
 
+// A cache's lengths are int32 and at most its size Lmax (docs/contract.md §1, §4).
+BOOST_AUTO_TEST_CASE(cache_lengths_are_int32_within_the_cache) {
+    runtime::TensorMap in = {{"q", runtime::Tensor::float32({2, 2, 1, 64})},
+                             {"k", runtime::Tensor::float32({2, 2, 9, 64})},
+                             {"v", runtime::Tensor::float32({2, 2, 9, 64})},
+                             {"kv_length", runtime::Tensor::int32({2}, {9, 10})}};
+    BOOST_TEST(error_of(in, "decode") ==
+               "decode: input 'kv_length' holds 10 at index 1; a cache length must lie in [0, 9] (L[kv], the cache's "
+               "size)");
+    in["kv_length"] = runtime::Tensor::int32({2}, {-1, 3});
+    BOOST_TEST(error_of(in, "decode").starts_with("decode: input 'kv_length' holds -1 at index 0"));
+    in["kv_length"] = runtime::Tensor::float32({2}, {1, 3});
+    BOOST_TEST(error_of(in, "decode") == "decode: input 'kv_length' must be int32, given float32");
+    in["kv_length"] = runtime::Tensor::int32({2}, {0, 9});
+    const runtime::Tensor out = runtime::run("decode", in);
+    BOOST_TEST(out.f32[0] == 0.0f);  // an empty cache: a zero row
+}
+
 BOOST_AUTO_TEST_CASE(bad_inputs_are_named_with_both_shapes) {
     auto in = sdpa_inputs(4, 5);
     in["k"] = runtime::Tensor::float32({1, 2, 5, 32});

@@ -13,12 +13,8 @@ namespace attnforge::cli {
 
 namespace {
 
-const char* dtype_name(dsl::element_type t) {
-    return t == dsl::element_type::boolean ? "bool" : "float32";
-}
-
 nlohmann::json tensor_json(const dsl::tensor_spec& s) {
-    return {{"name", s.name}, {"shape", s.shape_symbol()}, {"dtype", dtype_name(s.dtype)}};
+    return {{"name", s.name}, {"shape", s.shape_symbol()}, {"dtype", dsl::element_type_name(s.dtype)}};
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <attnforge/errors.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <ostream>
 
@@ -16,6 +17,8 @@ std::string dtype_text(io::npy_dtype t) {
             return "float64 '<f8'";
         case io::npy_dtype::boolean:
             return "bool '|b1'";
+        case io::npy_dtype::int32:
+            return "int32 '<i4'";
         default:
             return "uint8 '|u1'";
     }
@@ -38,6 +41,24 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
                               dtype_text(a.dtype));
         runtime::Tensor t = runtime::Tensor::boolean(a.shape);
         for (std::size_t i = 0; i < n; ++i) t.u8[i] = std::to_integer<std::uint8_t>(a.bytes[i]) != 0 ? 1 : 0;
+        return t;
+    }
+    if (expected == dsl::element_type::int32) {
+        // Index inputs (docs/contract.md §4): int32, or float32 (float64) holding whole numbers.
+        const interp::Tensor values = [&] {
+            if (a.dtype == io::npy_dtype::int32 || a.dtype == io::npy_dtype::float32 || a.dtype == io::npy_dtype::float64)
+                return io::to_tensor(a);
+            throw input_error("input '" + name + "' (" + path + ") must be int32 '<i4' (or float32 holding whole "
+                              "numbers), given " + dtype_text(a.dtype));
+        }();
+        runtime::Tensor t = runtime::Tensor::int32(a.shape);
+        for (std::size_t i = 0; i < n; ++i) {
+            const double v = values.data[i];
+            if (!(v == std::floor(v) && std::abs(v) <= 2147483647.0))
+                throw input_error("input '" + name + "' (" + path + ") is an int32 index input, but holds " +
+                                  std::to_string(v) + " at index " + std::to_string(i));
+            t.i32[i] = static_cast<std::int32_t>(v);
+        }
         return t;
     }
     if (a.dtype == io::npy_dtype::float32) {

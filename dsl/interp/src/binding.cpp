@@ -1,4 +1,8 @@
+#include <attnforge/errors.hpp>
 #include <attnforge/interp/binding.hpp>
+
+#include <cmath>
+#include <string>
 
 namespace attnforge::interp {
 
@@ -8,6 +12,15 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
     BoundInputs bound{{}, dsl::check_shapes(sig, shapes)};
     for (const auto& spec : sig.inputs) {
         Tensor stored = given.find(spec.name)->second;
+        if (spec.dtype == dsl::element_type::int32)
+            for (std::size_t i = 0; i < stored.data.size(); ++i) {
+                const double v = stored.data[i];
+                if (!(v == std::floor(v) && std::abs(v) <= 2147483647.0))
+                    throw input_error(sig.name + ": input '" + spec.name + "' is an int32 index input, but holds " +
+                                      std::to_string(v) + " at index " + std::to_string(i));
+            }
+        dsl::check_input_values(sig, spec, bound.sizes, static_cast<std::int64_t>(stored.data.size()),
+                                [&](std::int64_t i) { return stored.data[static_cast<std::size_t>(i)]; });
         // Unbatched activations run as B = 1; weights and vectors keep their shape.
         if (!dsl::is_batched(spec) && dsl::has_sequence_axis(spec)) stored.shape.insert(stored.shape.begin(), 1);
         bound.tensors.emplace(spec.name, std::move(stored));

@@ -20,7 +20,7 @@
 // compiles candidate schedules just in time from the same registered generator.
 //
 // Inputs and output are declared in configure() from the variant's signature: one buffer per input,
-// in the graph's input order, float32 for tensors and uint8 for masks; dimensions reversed from the
+// in the graph's input order, float32 for tensors, uint8 for masks and int32 for index inputs; dimensions reversed from the
 // row-major shape (Halide's first dimension is the innermost).
 #pragma once
 
@@ -111,7 +111,9 @@ public:
         if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
             throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
         for (const auto& spec : signature_.inputs) {
-            const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8) : Float(32);
+            const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8)
+                           : spec.dtype == dsl::element_type::int32 ? Int(32)
+                                                                    : Float(32);
             inputs_.push_back(this->template add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
         }
         if (block_mask) block_ranges_ = this->template add_input<Buffer<int32_t, 4>>("block_ranges");
@@ -220,7 +222,9 @@ private:
             } else {
                 f(vars) = in(vars);
             }
-            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents, true});
+            GeneratorInput<Buffer<>>* buffer = inputs_[n];
+            ctx.inputs.emplace(spec.name,
+                               cg::Lowered{f, extents, true, [buffer](const std::vector<Expr>& at) { return (*buffer)(at); }});
         }
     }
 

@@ -51,7 +51,8 @@ struct HalideBackend {
         }
         while (args.size() < in.extents.size()) args.push_back(0);  // an unbatched input's batch index
         const Halide::Expr v = in.func(args);
-        return v.type().is_float() ? v : Halide::cast<float>(v);
+        // Index inputs (int32) stay integers, so that ids and lengths compare exactly; masks (uint8) are 0 or 1.
+        return v.type().is_float() || v.type() == Halide::Int(32) ? v : Halide::cast<float>(v);
     }
 
     Halide::Expr constant(double v) const {

@@ -29,6 +29,24 @@ struct Lowered {
     // Its innermost dimension is a dense row of its own in memory (an input buffer), not a slice of a
     // wider row (heads split out of a projection): decides whether V is packed per head.
     bool dense_rows = false;
+    // An input's buffer read directly, not through its Func (empty for anything else): a reduction's
+    // condition that reads it becomes a loop bound (Halide lifts conditions on inputs only).
+    std::function<Halide::Expr(const std::vector<Halide::Expr>&)> buffer;
+};
+
+// Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch
+// entry b at position q + offset(b), offset(b) = lengths(b) − Lq, and only keys below lengths(b) take
+// part. lengths reads the input buffer itself, so that conditions on it become loop bounds. Without a
+// cache every query sits at its index and every key takes part.
+struct QueryPositions {
+    std::function<Halide::Expr(const Halide::Expr& b)> lengths;  // empty: no cache
+    Halide::Expr query_count;                                    // Lq
+
+    bool cached() const { return static_cast<bool>(lengths); }
+    Halide::Expr offset(const Halide::Expr& b) const { return cached() ? lengths(b) - query_count : Halide::Expr(0); }
+    Halide::Expr position(const Halide::Expr& q, const Halide::Expr& b) const {
+        return cached() ? q + offset(b) : q;
+    }
 };
 
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
@@ -54,8 +72,9 @@ struct CoreCommon {
     Halide::Func output;       // the core's result: weighted / z (0 for fully masked rows), or the probabilities
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
     int head_width = 0;                       // E of V
-    dsl::key_band band;                       // the keys the band masks leave (known when generating)
+    dsl::key_band band;                       // the keys the band masks leave (known when generating), in positions
     RunTimeKeeps run_time;                    // the masks known only at run time
+    QueryPositions positions;                 // where the queries sit (a cache), and how many keys are valid
 };
 
 // The materialized strategy's core: all Lk scores of a query tile.

@@ -7,8 +7,10 @@
 //   activation   (B, L, D)        heads        (B, H, L, E)
 //   scores       (B, H, Lq, Lk)   weight       (D_in, D_out)      weight_vector (D)
 //   key_padding  (B, Lk) bool, true = padded  attention_mask (B, Lq, Lk) bool, true = takes part
-//   sequence_values (B, L) one number per token (document ids)   batch_values (B) one per sequence
-//   (prefix lengths): float32 values read by mask predicates and score modifiers (ex::read)
+//   sequence_values (B, L) one number per token   batch_values (B) one number per sequence: values
+//   read by mask predicates and score modifiers (ex::read), float32 or, for index inputs (document ids,
+//   prefix lengths), int32 (Integer)
+//   cache_lengths (B) int32: the valid length of sequence Seq's cache per batch entry, in [0, L[Seq]]
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
@@ -82,16 +84,39 @@ struct attention_mask_kind {
     static constexpr auto label = cat("attention_mask(L[", SeqQ, "], L[", SeqK, "])");
 };
 
-template <fixed_string Seq, bool Batched>
+template <fixed_string Seq, bool Batched, bool Integer = false>
 struct sequence_values_kind {
     static constexpr auto seq = Seq;
     static constexpr bool batched = Batched;
-    static constexpr auto label = cat("sequence_values(L[", Seq, "])");
+    static constexpr bool integer = Integer;
+    static constexpr auto label = [] {
+        if constexpr (Integer)
+            return cat("sequence_indices(L[", Seq, "])");
+        else
+            return cat("sequence_values(L[", Seq, "])");
+    }();
 };
 
+template <bool Integer = false>
 struct batch_values_kind {
     static constexpr bool batched = true;
-    static constexpr auto label = fixed_string("batch_values()");
+    static constexpr bool integer = Integer;
+    static constexpr auto label = [] {
+        if constexpr (Integer)
+            return fixed_string("batch_indices()");
+        else
+            return fixed_string("batch_values()");
+    }();
+};
+
+// The valid length of a cache of sequence Seq (keys and values of earlier tokens, Lmax = L[Seq] slots),
+// one per batch entry: slots at or past it hold nothing yet (kv_cache in nodes/mask.hpp).
+template <fixed_string Seq>
+struct cache_lengths_kind {
+    static constexpr auto seq = Seq;
+    static constexpr bool batched = true;
+    static constexpr bool integer = true;
+    static constexpr auto label = cat("cache_lengths(L[", Seq, "])");
 };
 
 // Kind tests, SFINAE-friendly (they never hard-error).
@@ -126,10 +151,16 @@ struct is_attention_mask<attention_mask_kind<Q, K, Bt>> : std::true_type {};
 
 template <class K>
 struct is_sequence_values : std::false_type {};
-template <fixed_string S, bool Bt>
-struct is_sequence_values<sequence_values_kind<S, Bt>> : std::true_type {};
+template <fixed_string S, bool Bt, bool I>
+struct is_sequence_values<sequence_values_kind<S, Bt, I>> : std::true_type {};
 template <class K>
-struct is_batch_values : std::is_same<K, batch_values_kind> {};
+struct is_batch_values : std::false_type {};
+template <bool I>
+struct is_batch_values<batch_values_kind<I>> : std::true_type {};
+template <class K>
+struct is_cache_lengths : std::false_type {};
+template <fixed_string S>
+struct is_cache_lengths<cache_lengths_kind<S>> : std::true_type {};
 
 template <class K>
 inline constexpr bool is_activation_v = is_activation<K>::value;
@@ -158,7 +189,7 @@ constexpr int kind_rank() {
         own = 1;
     else if constexpr (is_attention_mask<K>::value)
         own = 2;
-    else if constexpr (is_batch_values<K>::value)
+    else if constexpr (is_batch_values<K>::value || is_cache_lengths<K>::value)
         own = 0;
     if constexpr (requires { K::batched; })
         return own + (K::batched ? 1 : 0);

@@ -30,6 +30,7 @@ struct key_padding_spec_tag {};     // a (B, Lk) bool input, true = padded
 struct boolean_mask_spec_tag {};    // a (B, Lq, Lk) bool input, true = takes part
 struct predicate_spec_tag {};       // an expression of (b, h, q_idx, kv_idx)
 struct sliding_window_spec_tag {};  // a predicate whose band of keys is known when generating
+struct kv_cache_spec_tag {};        // a (B) int32 input of valid cache lengths: keys past them, query positions
 
 template <class T>
 using tag_of = typename std::remove_cvref_t<T>::tag;

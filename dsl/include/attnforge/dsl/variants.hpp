@@ -5,6 +5,7 @@
 
 #include <attnforge/dsl/variants/alibi.hpp>
 #include <attnforge/dsl/variants/cross_attention.hpp>
+#include <attnforge/dsl/variants/decode.hpp>
 #include <attnforge/dsl/variants/decoder_layer.hpp>
 #include <attnforge/dsl/variants/document_mask.hpp>
 #include <attnforge/dsl/variants/gqa.hpp>
@@ -32,10 +33,12 @@ namespace attnforge::dsl {
 inline constexpr auto builtin_variants =
     hana::make_tuple(variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha,
                      variants::mha_causal, variants::mha_padding, variants::cross_attention, variants::gqa,
-                     variants::self_attention_layer, variants::sliding_window_attention, variants::alibi_attention,
+                     variants::self_attention_layer, variants::decode, variants::decode_gqa,
+                     variants::sliding_window_attention, variants::alibi_attention,
                      variants::softcap_attention, variants::masked_attention, variants::positional_self_attention_layer,
                      variants::mqa, variants::prefix_lm_attention, variants::document_attention,
-                     variants::relative_position_attention, variants::rope_attention, variants::decoder_layer);
+                     variants::relative_position_attention, variants::rope_attention, variants::decoder_layer,
+                     variants::decode_sliding_window);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>

@@ -20,14 +20,11 @@ struct ReferenceEntry {
 
 std::span<const ReferenceEntry> reference_registry();
 
-// The same values in float64, for the interpreter (masks become 0 or 1). Inline: the tuner validates
+// The same values in float64, for the interpreter (masks become 0 or 1, int32 exact). Inline: the tuner validates
 // its candidates with it without the registries.
 inline interp::Tensor to_float64(const Tensor& t) {
     interp::Tensor d(t.shape);
-    if (t.dtype == dsl::element_type::boolean)
-        for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.u8[i];
-    else
-        for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.f32[i];
+    for (std::size_t i = 0; i < d.data.size(); ++i) d.data[i] = t.value(i);
     return d;
 }
 

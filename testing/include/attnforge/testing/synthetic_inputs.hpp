@@ -1,8 +1,10 @@
 // synthetic_inputs: deterministic inputs for any graph signature at given sizes: activations and heads uniform in
 // [-scale, scale], weights scaled by 1/sqrt(D_in), LayerNorm gamma near 1, masks with some keys
 // masked and, where there is more than one, a fully masked batch entry or query row; values that
-// predicates read as indices are integers: document ids (B, L) in runs of packed documents, and per
-// batch entry lengths (B) in [0, L].
+// predicates read as indices are integers (int32 where the input is an index input): document ids
+// (B, L) in runs of packed documents, per batch entry lengths (B) in [0, L], and cache lengths in
+// [0, Lmax]: the first entry's cache full, the second's empty, the rest random (full_caches: all full,
+// as a benchmark's decode step over a filled cache).
 #pragma once
 
 #include <attnforge/runtime/tensor.hpp>
@@ -28,6 +30,7 @@ struct SyntheticOptions {
     double activation_scale = 1.0;
     bool integer_values = false;  // small integers: exact float32 products, for logits of 1e4
     unsigned seed = 1;
+    bool full_caches = false;  // every cache length = Lmax
 };
 
 inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const SyntheticSizes& s) {
@@ -80,22 +83,34 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
             spec.dims.size() == 2 && spec.dims[0].role == axis::batch && spec.dims[1].role == axis::sequence;
         const bool per_batch = spec.dims.size() == 1 && spec.dims[0].role == axis::batch;
         if (per_token || per_batch) {
-            Tensor t = Tensor::float32(shape);
+            std::vector<double> values(static_cast<std::size_t>(dsl::element_count(shape)));
             std::int64_t longest = 1;
             for (const auto& [tag, n] : sizes.length) longest = std::max(longest, n);
-            if (per_batch) {
+            if (!spec.values_bounded_by.empty()) {  // cache lengths
+                const std::int64_t lmax = sizes.length.at(spec.values_bounded_by);
+                std::uniform_int_distribution<std::int64_t> length(0, lmax);
+                for (std::size_t b = 0; b < values.size(); ++b)
+                    values[b] = static_cast<double>(o.full_caches || b == 0 ? lmax : b == 1 ? 0 : length(gen));
+            } else if (per_batch) {
                 std::uniform_int_distribution<std::int64_t> length(0, longest);
-                for (auto& v : t.f32) v = static_cast<float>(length(gen));
+                for (auto& v : values) v = static_cast<double>(length(gen));
             } else {  // document ids: each entry packs documents of random lengths (about L/4 each)
                 std::bernoulli_distribution next_document(4.0 /
                                                           static_cast<double>(std::max<std::int64_t>(shape[1], 4)));
                 for (std::int64_t b = 0; b < shape[0]; ++b) {
-                    float id = 0.0f;
+                    double id = 0.0;
                     for (std::int64_t l = 0; l < shape[1]; ++l) {
-                        if (l > 0 && next_document(gen)) id += 1.0f;
-                        t.f32[static_cast<std::size_t>(b * shape[1] + l)] = id;
+                        if (l > 0 && next_document(gen)) id += 1.0;
+                        values[static_cast<std::size_t>(b * shape[1] + l)] = id;
                     }
                 }
+            }
+            Tensor t = spec.dtype == dsl::element_type::int32 ? Tensor::int32(shape) : Tensor::float32(shape);
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                if (spec.dtype == dsl::element_type::int32)
+                    t.i32[i] = static_cast<std::int32_t>(values[i]);
+                else
+                    t.f32[i] = static_cast<float>(values[i]);
             }
             out.emplace(spec.name, std::move(t));
             continue;

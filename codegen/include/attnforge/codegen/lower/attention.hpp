@@ -39,18 +39,27 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         v = node(p.values, ctx);
         weighted_name = ctx.name("weighted_sum");
     }
+    // The band in positions. The materialized core skips key panels by query index, so it keeps every
+    // panel where a cache moves the queries (the streaming core bounds its key tiles by position).
     const dsl::key_band band = p.band();
+    const auto* materialized = std::get_if<MaterializedPlan>(&ctx.plan);
+    const dsl::key_band usable = materialized && Pattern::has_cache ? dsl::key_band{} : band;
     // Key panels outside a query tile's band are skipped under the materialized plan only (the streaming
     // core skips whole key tiles by its own loop bounds).
-    const auto* materialized = std::get_if<MaterializedPlan>(&ctx.plan);
-    const dsl::key_band skipped = materialized && materialized->skip_band_panels ? band : dsl::key_band{};
+    const dsl::key_band skipped = materialized && materialized->skip_band_panels ? usable : dsl::key_band{};
 
     detail::CoreInputs in;
     std::tie(in.dot, in.scores) = detail::lower_score_product(p.score, {Pattern::masks_only, skipped}, ctx);
-    boost::hana::for_each(
-        p.layers, [&](const auto& layer) { in.scores = detail::apply_layer(layer, in.scores, in.run_time, ctx); });
+    if constexpr (Pattern::has_cache) {
+        const Lowered lengths = node(p.cache_lengths(), ctx);
+        in.positions.lengths = [buffer = lengths.buffer](const Halide::Expr& b) { return buffer({b}); };
+        in.positions.query_count = in.scores.extents[1];
+    }
+    boost::hana::for_each(p.layers, [&](const auto& layer) {
+        in.scores = detail::apply_layer(layer, in.scores, in.run_time, in.positions, ctx);
+    });
     in.in_base2 = Pattern::masks_only;
-    in.band = band;
+    in.band = usable;
     in.name = ctx.name("softmax");
 
     if constexpr (!Pattern::has_values) {

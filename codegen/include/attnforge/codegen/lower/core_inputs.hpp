@@ -15,6 +15,7 @@ struct CoreInputs {
     bool in_base2 = false;  // the product carries log2(e) (only masks lie between it and the softmax)
     dsl::key_band band;     // the band masks, known when generating
     RunTimeKeeps run_time;  // the masks known only at run time
+    QueryPositions positions;  // where the queries sit (kv_cache)
     std::string name;       // "softmax_<n>": the prefix of the core's Funcs
 };
 
@@ -32,6 +33,7 @@ inline void fill_common(CoreCommon& core, const CoreInputs& in) {
     core.dot = in.dot;
     core.band = in.band;
     core.run_time = in.run_time;
+    core.positions = in.positions;
 }
 
 }  // namespace attnforge::codegen::detail

@@ -1,7 +1,8 @@
 // The layers of an attention pattern between its score product and its softmax (docs/contract.md §1):
 // a mask makes the scores of the pairs it removes −∞, and −∞ stays −∞ through any later modifier.
-// apply_layer lowers one layer over the scores below it; a mask known only at run time also adds its
-// keep(k, q, h, b) to the pattern's RunTimeKeeps (the block-mask pre-pass reads them).
+// apply_layer lowers one layer over the scores below it, with the queries at their positions (q_idx of
+// predicates and modifiers, causal's diagonal: QueryPositions); a mask known only at run time also adds
+// its keep(k, q, h, b) to the pattern's RunTimeKeeps (the block-mask pre-pass reads them).
 #pragma once
 
 #include <attnforge/codegen/halide_backend.hpp>
@@ -12,13 +13,17 @@ namespace attnforge::codegen::detail {
 
 template <class Spec>
 Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTimeKeeps& run_time,
-                    LoweringContext& ctx) {
+                    const QueryPositions& positions, LoweringContext& ctx) {
     Halide::Var k("k"), q("q"), h("h"), b("b");
+    const Halide::Expr position = positions.position(q, b);
     Halide::Expr keep;
     if constexpr (dsl::is_a<Spec, dsl::causal_spec_tag>) {
-        keep = k <= q;  // top-left aligned
+        keep = k <= position;  // top-left aligned without a cache, bottom-right with one
     } else if constexpr (dsl::is_predicate_spec<Spec>) {
-        keep = dsl::ex::evaluate(layer.spec.expr, HalideEnv{Halide::Expr(), b, h, q, k}, HalideBackend{&ctx.inputs});
+        keep = dsl::ex::evaluate(layer.spec.expr, HalideEnv{Halide::Expr(), b, h, position, k},
+                                 HalideBackend{&ctx.inputs});
+    } else if constexpr (dsl::is_a<Spec, dsl::kv_cache_spec_tag>) {
+        keep = k < positions.lengths(b);  // the cache's empty slots; their key blocks are never visited
     } else {
         // Mask inputs are read clamped to their extents, so that schedules may round score tiles up.
         const Lowered m = Lower::node(layer.spec.mask, ctx);
@@ -43,10 +48,12 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
 }
 
 template <class Expr>
-Lowered apply_layer(const dsl::modify_layer<Expr>& layer, const Lowered& s, RunTimeKeeps&, LoweringContext& ctx) {
+Lowered apply_layer(const dsl::modify_layer<Expr>& layer, const Lowered& s, RunTimeKeeps&,
+                    const QueryPositions& positions, LoweringContext& ctx) {
     Halide::Var k("k"), q("q"), h("h"), b("b");
     const Halide::Expr score = s.func(k, q, h, b);
-    Halide::Expr modified = dsl::ex::evaluate(layer.expr, HalideEnv{score, b, h, q, k}, HalideBackend{&ctx.inputs});
+    Halide::Expr modified = dsl::ex::evaluate(layer.expr, HalideEnv{score, b, h, positions.position(q, b), k},
+                                              HalideBackend{&ctx.inputs});
     if (!modified.type().is_float()) modified = Halide::cast<float>(modified);
     Halide::Func f(ctx.name("modify"));
     f(k, q, h, b) = ieee(Halide::select(score == minus_infinity(), score, modified));

@@ -47,11 +47,14 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     core.block_weighted(e, qi, qt, h, b, kb) +=
         core.block_exps(rk, qi, qt, h, b, kb) * core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
 
-    // The merge over blocks, restricted to the blocks the tile's key band reaches, and to the range of
+    // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
+    // cache the tile's queries sit offset(b) further), to the valid keys of a cache, and to the range of
     // live blocks the pre-pass found (a kernel that takes its ranges).
     Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
-    if (core.band.causal) rb.where(rb * Kb <= qt * Qb + (Qb - 1));
-    if (core.band.window >= 0) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window));
+    const QueryPositions& pos = core.positions;
+    if (core.band.causal) rb.where(rb * Kb <= qt * Qb + (Qb - 1) + pos.offset(b));
+    if (core.band.window >= 0) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window) + pos.offset(b));
+    if (pos.cached()) rb.where(rb * Kb < pos.lengths(b));
     if (block_ranges && !core.run_time.keeps.empty()) {
         const Expr hh = core.run_time.use_heads ? Expr(h) : Expr(0);
         rb.where(rb >= block_ranges(0, qt, hh, b));

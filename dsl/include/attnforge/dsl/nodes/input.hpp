@@ -77,17 +77,35 @@ constexpr auto attention_mask() {
     return input_node<Name, attention_mask_kind<SeqQ, SeqK, true>>{};
 }
 
-// (B, L) float32, one number per token of sequence Seq, for predicates and modifiers to read: document
-// ids of packed sequences, segment ids. Integers up to 2^24 are exact.
+// (B, L) float32, one number per token of sequence Seq, for predicates and modifiers to read.
 template <fixed_string Name, fixed_string Seq>
 constexpr auto sequence_values() {
     return input_node<Name, sequence_values_kind<Seq, true>>{};
 }
 
-// (B) float32, one number per batch entry: a prefix length per sequence.
+// (B, L) int32, one index per token of sequence Seq: document ids of packed sequences, segment ids.
+template <fixed_string Name, fixed_string Seq>
+constexpr auto sequence_indices() {
+    return input_node<Name, sequence_values_kind<Seq, true, true>>{};
+}
+
+// (B) float32, one number per batch entry.
 template <fixed_string Name>
 constexpr auto batch_values() {
-    return input_node<Name, batch_values_kind>{};
+    return input_node<Name, batch_values_kind<false>>{};
+}
+
+// (B) int32, one index per batch entry: a prefix length per sequence.
+template <fixed_string Name>
+constexpr auto batch_indices() {
+    return input_node<Name, batch_values_kind<true>>{};
+}
+
+// (B) int32: how many slots of the cache of sequence Seq (its length Lmax) hold keys, per batch entry;
+// each value in [0, Lmax], checked when inputs are bound. Used by kv_cache (nodes/mask.hpp).
+template <fixed_string Name, fixed_string Seq>
+constexpr auto cache_lengths() {
+    return input_node<Name, cache_lengths_kind<Seq>>{};
 }
 
 }  // namespace attnforge::dsl

@@ -7,6 +7,12 @@
 //   boolean_mask(m)       m (B, Lq, Lk) bool, true = the pair takes part
 //   predicate(fn)         fn(b, h, q_idx, kv_idx) -> boolean expression, true = the pair takes part;
 //                         it may read inputs (document ids, prefix lengths: see expr.hpp)
+//   kv_cache(len)         the keys are a cache (decoding): len (B) int32, cache_lengths of the key
+//                         sequence; keys j >= len[b] take no part, and the Lq queries are the newest
+//                         tokens: query i sits at position len[b] − Lq + i (FlashAttention's convention).
+//                         Every other layer of the attention sees that position as q_idx: causal is then
+//                         bottom-right aligned, and sliding windows, ALiBi and relative biases measure
+//                         distances between positions (docs/contract.md §1).
 #pragma once
 
 #include <attnforge/dsl/diagnostics.hpp>
@@ -79,6 +85,18 @@ constexpr auto sliding_window(int window) {
     return sliding_window_spec<decltype(p.expr)>{{p.expr}, window};
 }
 
+template <class Len>
+struct kv_cache_spec {
+    using tag = kv_cache_spec_tag;
+    Len lengths;
+    static constexpr auto label = cat("kv_cache(", Len::label, ")");
+    constexpr auto children() const { return hana::make_tuple(lengths); }
+};
+template <class Len>
+constexpr auto kv_cache(Len lengths) {
+    return kv_cache_spec<Len>{lengths};
+}
+
 template <class S, class Spec>
 struct mask_node {
     using tag = mask_tag;
@@ -104,8 +122,17 @@ constexpr bool boolean_mask_fits() {
     else
         return false;
 }
+template <class SK, class LK>
+constexpr bool kv_cache_fits() {
+    if constexpr (is_cache_lengths<LK>::value)
+        return LK::seq == SK::seq_k && SK::batched;
+    else
+        return false;
+}
 template <class Spec>
 constexpr fixed_string spec_kind_label = Spec::label;
+template <class L>
+constexpr auto spec_kind_label<kv_cache_spec<L>> = cat("kv_cache: ", L::kind::label);
 template <class M>
 constexpr auto spec_kind_label<key_padding_spec<M>> = cat("key_padding: ", M::kind::label);
 template <class M>
@@ -128,6 +155,8 @@ constexpr auto mask(S s, Spec spec) {
                 return detail::key_padding_fits<SK, typename decltype(Spec::mask)::kind>();
             else if constexpr (is_a<Spec, boolean_mask_spec_tag>)
                 return detail::boolean_mask_fits<SK, typename decltype(Spec::mask)::kind>();
+            else if constexpr (is_a<Spec, kv_cache_spec_tag>)
+                return detail::kv_cache_fits<SK, typename decltype(Spec::lengths)::kind>();
             else
                 return is_a<Spec, causal_spec_tag> || is_predicate_spec<Spec>;
         }();

@@ -14,6 +14,8 @@
 #include <attnforge/dsl/nodes/weighted_sum.hpp>
 
 #include <boost/hana/append.hpp>
+#include <boost/hana/count_if.hpp>
+#include <boost/hana/find_if.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 
@@ -40,6 +42,30 @@ template <class Layers>
 struct all_mask_layers;
 template <class... Ls>
 struct all_mask_layers<hana::tuple<Ls...>> : std::bool_constant<(is_mask_layer<Ls>::value && ...)> {};
+
+template <class T>
+struct is_cache_layer : std::false_type {};
+template <class Len>
+struct is_cache_layer<mask_layer<kv_cache_spec<Len>>> : std::true_type {};
+
+// Whether a sub-graph holds a node of tag Tag (stops at inputs).
+template <class Tag, class Node>
+constexpr bool contains_node();
+template <class Tag, class Children>
+struct any_child_contains;
+template <class Tag, class... C>
+struct any_child_contains<Tag, hana::tuple<C...>> {
+    static constexpr bool value = (contains_node<Tag, C>() || ... || false);
+};
+template <class Tag, class Node>
+constexpr bool contains_node() {
+    if constexpr (is_a<Node, Tag>)
+        return true;
+    else if constexpr (is_a<Node, input_tag>)
+        return false;
+    else
+        return any_child_contains<Tag, std::remove_cvref_t<decltype(std::declval<Node>().children())>>::value;
+}
 
 // A mask whose kept pairs are known only at run time (it reads inputs or is a general predicate), as
 // opposed to the bands (causal, sliding window), which are known when generating.
@@ -68,6 +94,22 @@ struct attention_pattern {
     // exponent of the back ends) commutes with them (−∞ stays −∞); modifiers read natural units.
     static constexpr bool masks_only = all_mask_layers<Layers>::value;
 
+    // kv_cache (nodes/mask.hpp): the keys are a cache with valid lengths per batch entry, and query i
+    // sits at position lengths[b] − Lq + i for every layer. At most one per attention.
+    static constexpr std::size_t cache_layers =
+        decltype(hana::count_if(std::declval<Layers>(), [](auto l) {
+            return hana::bool_c<is_cache_layer<decltype(l)>::value>;
+        }))::value;
+    static_assert(cache_layers <= 1, "attnforge: an attention takes at most one kv_cache mask");
+    static constexpr bool has_cache = cache_layers == 1;
+    // The cache lengths input (B) int32; only where has_cache.
+    constexpr auto cache_lengths() const {
+        return hana::find_if(layers, [](auto l) { return hana::bool_c<is_cache_layer<decltype(l)>::value>; })
+            .value()
+            .spec.lengths;
+    }
+
+    // The keys the band masks leave, in positions: query position p sees keys [p − window, p].
     key_band band() const {
         key_band b;
         hana::for_each(layers, [&](const auto& layer) {
@@ -114,7 +156,12 @@ constexpr auto match_attention(const softmax_node<S, Label>& p) {
     auto peeled = detail::peel_layers(p.scores);
     using Score = std::remove_cvref_t<decltype(hana::first(peeled))>;
     using Layers = std::remove_cvref_t<decltype(hana::second(peeled))>;
-    return attention_pattern<Score, Layers, no_values, Label>{hana::first(peeled), hana::second(peeled), {}};
+    using Pattern = attention_pattern<Score, Layers, no_values, Label>;
+    // RoPE rotates by the sequence index, from 0: under a cache the queries sit elsewhere.
+    static_assert(!Pattern::has_cache || !contains_node<rope_tag, decltype(Score::q)>(),
+                  "attnforge: rope of the queries of an attention with kv_cache would rotate them by their index "
+                  "0..Lq-1, not by their cache positions: not supported");
+    return Pattern{hana::first(peeled), hana::second(peeled), {}};
 }
 
 template <class P, class V>

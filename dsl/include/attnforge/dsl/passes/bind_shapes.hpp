@@ -7,6 +7,7 @@
 #include <attnforge/dsl/passes/signature.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,13 @@ using ShapeMap = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
 // Checks the shapes of the given inputs (by name) against the signature and learns the run-time
 // sizes. Throws attnforge::input_error for a missing, extra or misshapen input.
 RuntimeSizes check_shapes(const graph_signature& signature, const ShapeMap& given);
+
+// The values of an input whose spec bounds them (cache lengths: [0, L[seq]]), given one at a time by
+// `value` (count of them), after check_shapes. Throws attnforge::input_error naming the input, the
+// first value outside and the bound. Index inputs that are not whole numbers are rejected where they
+// are converted to int32 (runtime, io).
+void check_input_values(const graph_signature& signature, const tensor_spec& spec, const RuntimeSizes& sizes,
+                        std::int64_t count, const std::function<double(std::int64_t)>& value);
 
 // Inputs without a batch axis whose shape has a sequence axis (activations) run as B = 1.
 bool is_batched(const tensor_spec& spec);

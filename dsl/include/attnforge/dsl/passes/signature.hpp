@@ -34,12 +34,25 @@ struct dim_spec {
     }
 };
 
-enum class element_type { float32, boolean };
+enum class element_type { float32, boolean, int32 };
+
+inline const char* element_type_name(element_type t) {
+    switch (t) {
+        case element_type::boolean:
+            return "bool";
+        case element_type::int32:
+            return "int32";
+        default:
+            return "float32";
+    }
+}
 
 struct tensor_spec {
     std::string name;
     std::vector<dim_spec> dims;
     element_type dtype = element_type::float32;
+    // Cache lengths: every value must lie in [0, L[values_bounded_by]] (checked when inputs are bound).
+    std::string values_bounded_by;
 
     std::string shape_symbol() const {
         std::string s = "(";
@@ -73,7 +86,7 @@ std::vector<dim_spec> dims_of_kind() {
             d.push_back(seq(Kind::seq_k.view()));
         else
             d.push_back(seq(Kind::seq.view()));
-    } else if constexpr (is_batch_values<Kind>::value) {
+    } else if constexpr (is_batch_values<Kind>::value || is_cache_lengths<Kind>::value) {
         // (B) only: the batch axis above
     } else {
         static_assert(is_attention_mask<Kind>::value);
@@ -84,8 +97,20 @@ std::vector<dim_spec> dims_of_kind() {
 
 template <class Kind>
 constexpr element_type dtype_of_kind() {
-    return (is_key_padding<Kind>::value || is_attention_mask<Kind>::value) ? element_type::boolean
-                                                                           : element_type::float32;
+    if constexpr (is_key_padding<Kind>::value || is_attention_mask<Kind>::value)
+        return element_type::boolean;
+    else if constexpr (requires { Kind::integer; })
+        return Kind::integer ? element_type::int32 : element_type::float32;
+    else
+        return element_type::float32;
+}
+
+template <class Kind>
+std::string values_bound_of_kind() {
+    if constexpr (is_cache_lengths<Kind>::value)
+        return std::string(Kind::seq.view());
+    else
+        return {};
 }
 
 struct graph_signature {
@@ -97,11 +122,11 @@ struct graph_signature {
 template <fixed_string Name, class Output>
 graph_signature signature(const graph<Name, Output>& g) {
     graph_signature sig{
-        std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32}};
+        std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32, {}}};
     hana::for_each(collect_inputs(g), [&](auto in) {
         using In = decltype(in);
-        sig.inputs.push_back(
-            {std::string(In::name.view()), dims_of_kind<typename In::kind>(), dtype_of_kind<typename In::kind>()});
+        sig.inputs.push_back({std::string(In::name.view()), dims_of_kind<typename In::kind>(),
+                              dtype_of_kind<typename In::kind>(), values_bound_of_kind<typename In::kind>()});
     });
     return sig;
 }
@@ -117,9 +142,9 @@ tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
     auto found = find_softmax<"attention">(g);
     if constexpr (decltype(hana::is_just(found))::value) {
         using Kind = typename std::remove_cvref_t<decltype(found.value())>::kind;
-        return {"attention_weights", dims_of_kind<Kind>(), element_type::float32};
+        return {"attention_weights", dims_of_kind<Kind>(), element_type::float32, {}};
     } else {
-        return {"attention_weights", {}, element_type::float32};  // none: no dims
+        return {"attention_weights", {}, element_type::float32, {}};  // none: no dims
     }
 }
 

@@ -8,7 +8,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto document_ids = sequence_values<"document_ids", "tokens">();
+inline constexpr auto document_ids = sequence_indices<"document_ids", "tokens">();
 
 inline constexpr auto document_attention = [] {
     constexpr auto q = heads_input<"q", 64, "tokens">();

@@ -7,7 +7,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto prefix_length = batch_values<"prefix_length">();
+inline constexpr auto prefix_length = batch_indices<"prefix_length">();
 
 inline constexpr auto prefix_lm_attention = [] {
     constexpr auto q = heads_input<"q", 64, "tokens">();

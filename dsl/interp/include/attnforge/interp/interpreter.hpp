@@ -159,38 +159,80 @@ Tensor evaluate(const dsl::score_node<Q, K>& n, Context& ctx) {
     return ops::scores(evaluate(n.q, ctx), evaluate(n.k, ctx), n.effective_scale());
 }
 
+// Where the queries of an attention sit: query i of batch entry b at position i + offset[b]. Without
+// a kv_cache every offset is 0; with one, offset[b] = lengths[b] − Lq (docs/contract.md §1). Every
+// layer sees the position as q_idx.
+struct QueryPositions {
+    std::vector<std::int64_t> offset;  // per batch entry; empty: 0
+    std::int64_t of(std::int64_t b, std::int64_t i) const {
+        return offset.empty() ? i : i + offset[static_cast<std::size_t>(b)];
+    }
+};
+
+// One mask layer over scores (B, H, Lq, Lk): the pairs it removes become -inf.
+template <class Spec>
+void apply_layer(const dsl::mask_layer<Spec>& layer, Tensor& s, const QueryPositions& pos, Context& ctx) {
+    using i64 = std::int64_t;
+    if constexpr (dsl::is_a<Spec, dsl::causal_spec_tag>) {
+        ops::mask_where(s, [&](i64 b, i64, i64 i, i64 j) { return j <= pos.of(b, i); });
+    } else if constexpr (dsl::is_predicate_spec<Spec>) {
+        ops::mask_where(s, [&](i64 b, i64 h, i64 i, i64 j) {
+            const Env env{0.0, double(b), double(h), double(pos.of(b, i)), double(j)};
+            return ex::evaluate(layer.spec.expr, env, DoubleBackend{&ctx.bound}) != 0.0;
+        });
+    } else if constexpr (dsl::is_a<Spec, dsl::key_padding_spec_tag>) {
+        ops::mask_key_padding(s, evaluate(layer.spec.mask, ctx));
+    } else if constexpr (dsl::is_a<Spec, dsl::kv_cache_spec_tag>) {
+        const Tensor lengths = evaluate(layer.spec.lengths, ctx);
+        ops::mask_where(s, [&](i64 b, i64, i64, i64 j) { return double(j) < lengths.data[static_cast<std::size_t>(b)]; });
+    } else {
+        static_assert(dsl::is_a<Spec, dsl::boolean_mask_spec_tag>, "attnforge interpreter: unknown mask spec");
+        ops::mask_boolean(s, evaluate(layer.spec.mask, ctx));
+    }
+}
+
+// One score modifier: f(score, b, h, q position, kv_idx) on every score that is not -inf.
+template <class E>
+void apply_layer(const dsl::modify_layer<E>& layer, Tensor& s, const QueryPositions& pos, Context& ctx) {
+    ops::modify(s, [&](double score, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+        const Env env{score, double(b), double(h), double(pos.of(b, i)), double(j)};
+        return ex::evaluate(layer.expr, env, DoubleBackend{&ctx.bound});
+    });
+}
+
+// Raw scores as a result (no softmax above them): the layer on the scores below, queries at their index.
 template <class S, class Spec>
 Tensor evaluate(const dsl::mask_node<S, Spec>& n, Context& ctx) {
     Tensor s = evaluate(n.scores, ctx);
-    using i64 = std::int64_t;
-    if constexpr (dsl::is_a<Spec, dsl::causal_spec_tag>) {
-        ops::mask_where(s, [](i64, i64, i64 i, i64 j) { return j <= i; });  // top-left aligned
-    } else if constexpr (dsl::is_predicate_spec<Spec>) {
-        ops::mask_where(s, [&](i64 b, i64 h, i64 i, i64 j) {
-            const Env env{0.0, double(b), double(h), double(i), double(j)};
-            return ex::evaluate(n.spec.expr, env, DoubleBackend{&ctx.bound}) != 0.0;
-        });
-    } else if constexpr (dsl::is_a<Spec, dsl::key_padding_spec_tag>) {
-        ops::mask_key_padding(s, evaluate(n.spec.mask, ctx));
-    } else {
-        static_assert(dsl::is_a<Spec, dsl::boolean_mask_spec_tag>, "attnforge interpreter: unknown mask spec");
-        ops::mask_boolean(s, evaluate(n.spec.mask, ctx));
-    }
+    apply_layer(dsl::mask_layer<Spec>{n.spec}, s, QueryPositions{}, ctx);
     return s;
 }
 
 template <class S, class E>
 Tensor evaluate(const dsl::modify_node<S, E>& n, Context& ctx) {
     Tensor s = evaluate(n.scores, ctx);
-    ops::modify(s, [&](double score, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
-        return ex::evaluate(n.expr, Env{score, double(b), double(h), double(i), double(j)}, DoubleBackend{&ctx.bound});
-    });
+    apply_layer(dsl::modify_layer<E>{n.expr}, s, QueryPositions{}, ctx);
+    return s;
+}
+
+// The scores an attention pattern hands to its softmax: the product, then every layer in order, at
+// the pattern's query positions.
+template <class Pattern>
+Tensor attention_scores(const Pattern& p, Context& ctx) {
+    Tensor s = evaluate(p.score, ctx);
+    QueryPositions pos;
+    if constexpr (Pattern::has_cache) {
+        const Tensor lengths = evaluate(p.cache_lengths(), ctx);
+        const std::int64_t Lq = s.shape[2];
+        for (double len : lengths.data) pos.offset.push_back(static_cast<std::int64_t>(len) - Lq);
+    }
+    boost::hana::for_each(p.layers, [&](const auto& layer) { apply_layer(layer, s, pos, ctx); });
     return s;
 }
 
 template <class S, dsl::fixed_string Label>
 Tensor evaluate(const dsl::softmax_node<S, Label>& n, Context& ctx) {
-    ops::SoftmaxResult r = ops::softmax(evaluate(n.scores, ctx));
+    ops::SoftmaxResult r = ops::softmax(attention_scores(dsl::match_attention(n), ctx));
     if (ctx.capture) {
         const std::string label(Label.view());
         ctx.intermediates.insert_or_assign(label + "_logsumexp", std::move(r.logsumexp));

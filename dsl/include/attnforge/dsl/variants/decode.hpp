@@ -1,0 +1,29 @@
+// Decoding over a KV cache (docs/contract.md §1, §2): the Lq newest tokens' queries attend to a cache of
+// keys and values with Lmax slots, of which the first kv_length[b] hold keys. Query i sits at position
+// kv_length[b] − Lq + i and sees the cache up to itself (causal, bottom-right aligned): Lq = 1 is one
+// generated token, Lq > 1 a few at once (speculative decoding, chunked prefill).
+//   decode                 q (B, H, Lq, 64), k, v (B, H, Lmax, 64), H at run time
+//   decode_gqa             q (B, 32, Lq, 128), k, v (B, 8, Lmax, 128): Llama-3-8B's attention
+//   decode_sliding_window  decode with a window of 128 keys back from each query's position (Mistral's
+//                          local attention), the decode form of sliding_window_attention
+#pragma once
+
+#include <attnforge/dsl/variants/common.hpp>
+
+namespace attnforge::dsl::variants {
+
+inline constexpr auto kv_length = cache_lengths<"kv_length", "kv">();
+
+inline constexpr auto decode = make_graph<"decode">(attention(sdpa_q, sdpa_k, sdpa_v, kv_cache(kv_length), causal));
+
+inline constexpr auto decode_gqa = [] {
+    constexpr auto q = heads_input<"q", 128, "q", 32>();
+    constexpr auto k = heads_input<"k", 128, "kv", 8>();
+    constexpr auto v = heads_input<"v", 128, "kv", 8>();
+    return make_graph<"decode_gqa">(attention(q, k, v, kv_cache(kv_length), causal));
+}();
+
+inline constexpr auto decode_sliding_window = make_graph<"decode_sliding_window">(
+    attention(sdpa_q, sdpa_k, sdpa_v, kv_cache(kv_length), sliding_window(128)));
+
+}  // namespace attnforge::dsl::variants
