@@ -17,7 +17,7 @@ const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
 const std::regex knob_word("[a-z_][a-z0-9_.]*=[A-Za-z0-9_.-]+");
 
 bool is_strategy(const std::string& s) {
-    return s == "materialized" || s == "streaming" || s == "unscheduled" || is_autoscheduler(s);
+    return s == "materialized" || s == "streaming" || s == "decode" || s == "unscheduled" || is_autoscheduler(s);
 }
 
 }  // namespace

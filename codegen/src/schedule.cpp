@@ -213,6 +213,57 @@ void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Kn
         .unroll(qu);
 }
 
+// Decoding (lower/decode.hpp): one parallel task per (key split, KV head, batch entry) runs the online
+// softmax of all the group's query rows over the split's key tiles; everything of a tile is computed
+// inside the tile loop, so each tile of K and V is read from memory once and then from L1 by every
+// row. The score product of one key is E/lanes vector FMAs along the row of K as stored, then a
+// shuffle tree (the lanes combined in the algorithm). The merge of the splits is small: per (h, b).
+void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs&) {
+    const int lanes = tiles.lanes;
+    Func state = core.state;
+    const std::vector<Var> s = state.args();  // (e, q, g, hk, b, s)
+    Var task("task");
+    state.compute_root().vectorize(s[0], lanes, TailStrategy::RoundUp);
+    const RVar rb = state.rvars(0).at(0);
+    state.update()
+        .reorder(s[0], s[1], s[2], rb, s[5], s[3], s[4])
+        .fuse(s[5], s[3], task)
+        .fuse(task, s[4], task)
+        .parallel(task)
+        .vectorize(s[0], lanes, TailStrategy::RoundUp);
+    const Halide::LoopLevel tile(state, rb);
+
+    // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
+    Func per_lane = core.dot.per_lane;
+    const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
+    core.dot.sum.compute_at(tile);
+    per_lane.compute_at(core.dot.sum, core.dot.sum.args().at(0)).vectorize(u[0], lanes);
+    per_lane.update().vectorize(u[0], lanes);
+    core.block_scores.compute_at(tile);
+    reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
+    core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
+    reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, tile, lanes);
+    // exps · V: per row, E/lanes accumulators over the tile's keys, each V row read once per row (L1).
+    Func acc = core.block_weighted;
+    const std::vector<Var> w = acc.args();  // (e, q, g, hk, b, kb)
+    acc.compute_at(tile).vectorize(w[0], lanes, TailStrategy::RoundUp);
+    Var eo("eo"), ei("ei");
+    acc.update()
+        .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
+        .reorder(ei, eo, acc.rvars(0).at(0), w[1], w[2])
+        .vectorize(ei)
+        .unroll(eo);
+
+    // The merge: per (h, b) of the output, the splits' maxima, then their sums.
+    Func out = owner.func;
+    const std::vector<Var> o = out.args();  // (e, q, h, b)
+    Var hb("hb");
+    out.compute_root().fuse(o[2], o[3], hb).parallel(hb).vectorize(o[0], lanes, owner.tail);
+    core.split_max.compute_at(out, hb);
+    core.merged.compute_at(out, hb).vectorize(core.merged.args()[0], lanes, TailStrategy::RoundUp);
+    core.merged.update().vectorize(core.merged.args()[0], lanes, TailStrategy::RoundUp);
+}
+
 }  // namespace
 
 void schedule_live_key_blocks(const LiveKeyBlocks& live, Func out, int lanes) {
@@ -241,6 +292,12 @@ AlgorithmPlan plan_for(const Knobs& knobs, const Halide::Target& target) {
     if (knobs.strategy == Strategy::streaming) {
         StreamingPlan plan{tiles};
         plan.key_tile = knobs.k_block;
+        return plan;
+    }
+    if (knobs.strategy == Strategy::decode) {
+        DecodePlan plan{tiles};
+        plan.key_tile = knobs.k_block;
+        plan.split_keys = knobs.split_keys;
         return plan;
     }
     MaterializedPlan plan{tiles};

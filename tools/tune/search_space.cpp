@@ -59,16 +59,18 @@ SearchSpace::SearchSpace(std::vector<std::string> strategies, int natural_lanes,
     : strategies_(std::move(strategies)), natural_lanes_(natural_lanes) {
     if (strategies_.empty()) throw std::invalid_argument("attnforge tune: no schedule strategy to search");
     for (const auto& s : strategies_)
-        if (s != "materialized" && s != "streaming")
+        if (s != "materialized" && s != "streaming" && s != "decode")
             throw std::invalid_argument("attnforge tune: unknown strategy '" + s +
-                                        "' (expected materialized or streaming)");
+                                        "' (expected materialized, streaming or decode)");
     materialized_ = table_knobs(codegen::Strategy::materialized, natural_lanes, projections);
     streaming_ = table_knobs(codegen::Strategy::streaming, natural_lanes, projections);
+    decode_ = table_knobs(codegen::Strategy::decode, natural_lanes, projections);
 }
 
 const std::vector<KnobRange>& SearchSpace::knobs(const std::string& strategy) const {
     if (strategy == "materialized") return materialized_;
     if (strategy == "streaming") return streaming_;
+    if (strategy == "decode") return decode_;
     throw std::invalid_argument("attnforge tune: strategy '" + strategy + "' has no knobs");
 }
 
@@ -161,9 +163,12 @@ std::string SearchSpace::describe() const {
         std::string values;
         for (int v : k.tuned_values)
             if (!k.is_vector_width || v <= natural_lanes_) values += (values.empty() ? "" : ", ") + std::to_string(v);
-        const char* strategies = k.strategies == codegen::any_strategy     ? "both"
-                                 : k.strategies == codegen::streaming_only ? "streaming"
-                                                                           : "materialized";
+        const char* strategies = k.strategies == codegen::any_strategy          ? "both"
+                                 : k.strategies == codegen::every_strategy      ? "all"
+                                 : k.strategies == codegen::streaming_or_decode ? "streaming, decode"
+                                 : k.strategies == codegen::decode_only         ? "decode"
+                                 : k.strategies == codegen::streaming_only      ? "streaming"
+                                                                                : "materialized";
         s += fmt::format("| `{}` | {} | {} | {} | [{}, {}] | {} | {} |\n", k.name,
                          k.level == codegen::KnobLevel::algorithm ? "algorithm" : "schedule", strategies,
                          k.default_value, k.min, k.max, values.empty() ? "not searched" : values, k.meaning);

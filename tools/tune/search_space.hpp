@@ -55,7 +55,7 @@ private:
 
     std::vector<std::string> strategies_;
     int natural_lanes_;
-    std::vector<KnobRange> materialized_, streaming_;
+    std::vector<KnobRange> materialized_, streaming_, decode_;
 };
 
 }  // namespace attnforge::tune

@@ -9,7 +9,7 @@
 //   result       "output" (the graph's output), "attention_weights" (its softmax labelled
 //                "attention": (B, Hq, Lq, Lk)) or "block_ranges" (the pre-pass of a block-masked kernel:
 //                (B, H or 1, ceil(Lq / query tile), 2) int32, each query tile's first and last live key block)
-//   strategy     materialized | streaming | unscheduled
+//   strategy     materialized | streaming | decode | unscheduled
 //   every knob of the knob table (codegen/include/attnforge/codegen/schedules/knobs.hpp), with its
 //                default and its range (block_mask among them: streaming output kernels of graphs with
 //                run-time masks take the pre-pass's block ranges as one more input, `block_ranges`)
@@ -108,6 +108,8 @@ public:
         });
         knobs_ = knobs();
         const bool block_mask = knobs_.block_mask != 0;
+        if (strategy.value() == "decode" && output_kind.value() != "output")
+            throw std::invalid_argument("attnforge generator: the decode strategy makes output kernels only");
         if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
             throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
         for (const auto& spec : signature_.inputs) {

@@ -52,6 +52,7 @@ struct QueryPositions {
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
 struct ScoreProduct {
     Halide::Func scaled, sum, keys;
+    Halide::Func per_lane;  // the decode plan's product per lane (u, k, q, h, b), sum combining the lanes; else undefined
 };
 
 // Masks known only at run time (predicates other than the bands, key padding, boolean masks):
@@ -97,8 +98,19 @@ struct StreamingCore : CoreCommon {
     Halide::Func block_max_lanes, block_sum_lanes;  // their per-lane partial results
 };
 
+// The decode strategy's core (DecodePlan): per split s of split_keys keys and KV head hk, the state
+// (e, q, g, hk, b, s) = (max, sum, acc) of the online softmax over the split's key tiles kb, for the
+// queries q and the group's query heads g (h = hk · group + g) at once; block_scores (kk, q, g, hk, b, kb),
+// block_max, block_exps, block_sum (q, g, hk, b, kb), block_weighted (e, q, g, hk, b, kb) per tile; then
+// the splits merged: split_max (q, h, b), merged (e, q, h, b) = (Σ sum·2^(m−M), Σ acc·2^(m−M)).
+struct DecodeCore : CoreCommon {
+    Halide::Func block_scores, block_max, block_exps, block_sum, block_weighted, state;
+    Halide::Func block_max_lanes, block_sum_lanes;
+    Halide::Func split_max, merged;
+};
+
 // One type per strategy: a schedule visits the one it gets.
-using AttentionCore = std::variant<MaterializedCore, StreamingCore>;
+using AttentionCore = std::variant<MaterializedCore, StreamingCore, DecodeCore>;
 
 inline const CoreCommon& common(const AttentionCore& core) {
     return std::visit([](const CoreCommon& c) -> const CoreCommon& { return c; }, core);

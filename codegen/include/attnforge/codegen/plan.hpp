@@ -28,7 +28,18 @@ struct StreamingPlan : Tiles {
     int key_tile = 128;  // BLOCK_N: keys per streamed tile
 };
 
-using AlgorithmPlan = std::variant<MaterializedPlan, StreamingPlan>;
+// Decoding (few queries over a long key cache): the memory stream is the bottleneck. Each task reads one
+// KV head's keys and values once, in their storage layout, for every query and every query head of its
+// group, over a split of split_keys keys (flash-decoding: splits in parallel, so that B · Hkv smaller
+// than the thread count still uses every core), online softmax over key tiles of key_tile keys inside
+// a split, the splits' (max, sum, output) merged by their log-sum-exp. The score product of one key is
+// reduced lane by lane along E (E/lanes vector products and a shuffle tree), not over packed key panels.
+struct DecodePlan : Tiles {
+    int key_tile = 128;     // keys per tile of the online softmax inside a split
+    int split_keys = 1024;  // keys per parallel split (a multiple of key_tile)
+};
+
+using AlgorithmPlan = std::variant<MaterializedPlan, StreamingPlan, DecodePlan>;
 
 inline const Tiles& tiles(const AlgorithmPlan& plan) {
     return std::visit([](const Tiles& t) -> const Tiles& { return t; }, plan);

@@ -8,6 +8,7 @@
 #include <attnforge/codegen/lower.hpp>
 #include <attnforge/codegen/lower/block_ranges.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
+#include <attnforge/codegen/lower/decode.hpp>
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/materialized.hpp>
 #include <attnforge/codegen/lower/score.hpp>
@@ -78,7 +79,11 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)
         values(e, q, h, b) = v.func(detail::value_column(e, E), q, h, b);
         Halide::Func output;
-        if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {
+        if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
+            DecodeCore core = detail::decode_attention(in, values, E, group, *decode, weighted_name);
+            output = core.output;
+            ctx.roles.cores.push_back(core);
+        } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {
             StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, E, group, *streaming,
                                                              ctx.block_ranges, weighted_name);
             output = core.output;

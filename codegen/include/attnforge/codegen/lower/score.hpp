@@ -32,7 +32,33 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     const std::string name = ctx.name("score");
     const Tiles& tiles = ctx.tiles();
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
-    Halide::RDom e(0, Q::kind::head_width, "e");
+    constexpr int E = Q::kind::head_width;
+    const float scale = static_cast<float>(n.effective_scale() * (shape.base2 ? log2_e : 1.0));
+    const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
+    if (std::holds_alternative<DecodePlan>(ctx.plan) && E % tiles.lanes == 0) {
+        // Decoding: K read in place, one key row at a time (no packing: the cache is streamed once).
+        // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
+        // lanes combine in one expression (a shuffle tree, as reduce_by_lanes), no loop over them.
+        Halide::Var u("u");
+        Halide::RDom eo(0, E / tiles.lanes, "eo");
+        const Halide::Expr column = eo * tiles.lanes + u;
+        Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
+        per_lane(u, kv, qi, h, b) = 0.0f;
+        per_lane(u, kv, qi, h, b) += q.func(column, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) *
+                                     k.func(column, Halide::clamp(kv, 0, k.extents[1] - 1), h / group, b);
+        std::vector<Halide::Expr> level;
+        for (int i = 0; i < tiles.lanes; ++i) level.push_back(per_lane(i, kv, qi, h, b));
+        while (level.size() > 1) {
+            std::vector<Halide::Expr> next;
+            for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(level[i] + level[i + 1]);
+            level = std::move(next);
+        }
+        sum(kv, qi, h, b) = level.front();
+        f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
+        ScoreProduct product{f, sum, Halide::Func(), per_lane};
+        return {product, Lowered{f, extents}};
+    }
+    Halide::RDom e(0, E, "e");
     const int P = tiles.key_panel;  // keys per score tile and per packed K panel
     // Under a causal or sliding-window band (materialized): key panels (the score tile's width) outside
     // the band of the query tile are never multiplied; their sums stay 0 and the mask makes them −∞.
@@ -50,9 +76,9 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     keys(kk, ke, kt, h, b) = k.func(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
     sum(kv, qi, h, b) +=
         q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
-    f(kv, qi, h, b) = sum(kv, qi, h, b) * static_cast<float>(n.effective_scale() * (shape.base2 ? log2_e : 1.0));
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
     // extents: (Lk, Lq, Hq, B)
-    return {ScoreProduct{f, sum, keys}, Lowered{f, {k.extents[1], q.extents[1], q.extents[2], q.extents[3]}}};
+    return {ScoreProduct{f, sum, keys, Halide::Func()}, Lowered{f, extents}};
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/online_softmax.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
@@ -63,17 +64,10 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     core.state = Halide::Func(name + "_state");
     core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
     const Expr m_old = core.state(e, qi, qt, h, b)[0];
-    const Expr m_block = core.block_max(qi, qt, h, b, rb);
-    const Expr m_new = Halide::max(m_old, m_block);
-    // One exp for both factors: the larger max gets factor 1, the other e^(smaller − larger) (0 when
-    // the smaller is −∞: an empty state or a wholly masked block). Both −∞: nothing yet, both 0.
-    const Expr smaller = Halide::min(m_old, m_block);
-    const Expr f = ieee(Halide::select(m_new == inf, 0.0f, softmax_exp2(smaller - m_new)));
-    const Expr keep_old = ieee(Halide::select(m_old == m_new && m_new != inf, 1.0f, f));
-    const Expr take_block = ieee(Halide::select(m_old == m_new, f, 1.0f));
+    const MergeFactors m = merge_factors(m_old, core.block_max(qi, qt, h, b, rb));
     core.state(e, qi, qt, h, b) = Halide::Tuple(
-        m_new, core.state(e, qi, qt, h, b)[1] * keep_old + core.block_sum(qi, qt, h, b, rb) * take_block,
-        core.state(e, qi, qt, h, b)[2] * keep_old + core.block_weighted(e, qi, qt, h, b, rb) * take_block);
+        m.m_new, core.state(e, qi, qt, h, b)[1] * m.keep_old + core.block_sum(qi, qt, h, b, rb) * m.take_block,
+        core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(e, qi, qt, h, b, rb) * m.take_block);
 
     Halide::Func out(name);
     const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];

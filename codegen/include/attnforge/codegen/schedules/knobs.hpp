@@ -27,6 +27,10 @@ enum class Strategy {
     // Online softmax over key tiles: per tile its scores, block max, exps and exps · V, merged into a
     // running (max, sum, accumulator). Memory per thread O(query_tile · (key_tile + E)).
     streaming,
+    // Few queries over a long key cache (decoding): per (key split, KV head, batch entry) the online
+    // softmax of every query and query head of the group against one pass over the split's keys, the
+    // splits merged by log-sum-exp (flash-decoding). Memory-bound: K and V read once, in place.
+    decode,
     // No schedule at all: Halide's defaults (reductions computed at root, the rest inlined). The
     // materialized algorithm alone, for autoschedulers (which must start from an unscheduled pipeline)
     // and as a reference point for the schedules.
@@ -37,8 +41,9 @@ inline Strategy parse_strategy(const std::string& s) {
     if (s == "materialized") return Strategy::materialized;
     if (s == "streaming") return Strategy::streaming;
     if (s == "unscheduled") return Strategy::unscheduled;
+    if (s == "decode") return Strategy::decode;
     throw std::invalid_argument("unknown schedule strategy '" + s +
-                                "' (expected materialized, streaming or unscheduled)");
+                                "' (expected materialized, streaming, decode or unscheduled)");
 }
 
 // The value of every knob of one kernel. Defaults are the table's (default_knobs()), not written here.
@@ -46,13 +51,20 @@ struct Knobs {
     Strategy strategy = Strategy::materialized;
     int q_block = 0, k_block = 0, k_unroll = 0, vector_width = 0, proj_cols = 0, block_mask = 0;
     int q_unroll = 0, pv_unroll = 0, pv_key_block = 0, proj_rows = 0, proj_panels = 0, proj_fused = 0,
-        keys_per_task = 0;
+        keys_per_task = 0, split_keys = 0;
 };
 
-// Which strategies read a knob (a bit set).
-enum StrategySet : unsigned { materialized_only = 1, streaming_only = 2, any_strategy = 3 };
+// Which strategies read a knob (a bit set). any_strategy: the query-tiled ones (materialized, streaming).
+enum StrategySet : unsigned {
+    materialized_only = 1,
+    streaming_only = 2,
+    any_strategy = 3,
+    decode_only = 4,
+    streaming_or_decode = 6,
+    every_strategy = 7,
+};
 constexpr unsigned strategy_bit(Strategy s) {
-    return s == Strategy::streaming ? streaming_only : materialized_only;
+    return s == Strategy::streaming ? streaming_only : s == Strategy::decode ? decode_only : materialized_only;
 }
 
 enum class KnobLevel {
@@ -84,6 +96,7 @@ inline constexpr int pv_unroll[] = {1, 2, 3, 4, 6};
 inline constexpr int pv_key_block[] = {0, 32, 64, 128, 256, 512};
 inline constexpr int proj_rows[] = {1, 2, 4, 6, 8, 12};
 inline constexpr int zero_one[] = {0, 1};
+inline constexpr int split_keys[] = {256, 512, 1024, 2048, 4096};
 }  // namespace knob_values
 
 // clang-format off
@@ -91,11 +104,13 @@ inline constexpr std::array knob_table = {
     // name             member                 default min   max  strategies        level                 tuned values                    proj   lanes
     KnobSpec{"q_block",       &Knobs::q_block,       32,  4,  256, any_strategy,    KnobLevel::algorithm, knob_values::q_block,      false, false,
              "queries per parallel task, the query tile (Triton's BLOCK_M); a multiple of q_unroll and pv_unroll"},
-    KnobSpec{"k_block",       &Knobs::k_block,       128, 16, 1024, streaming_only, KnobLevel::algorithm, knob_values::k_block,      false, false,
+    KnobSpec{"k_block",       &Knobs::k_block,       128, 16, 1024, streaming_or_decode, KnobLevel::algorithm, knob_values::k_block, false, false,
              "keys per streamed tile of the online softmax (Triton's BLOCK_N)"},
+    KnobSpec{"split_keys",    &Knobs::split_keys,    1024, 16, 65536, decode_only,  KnobLevel::algorithm, knob_values::split_keys,  false, false,
+             "keys per parallel split of a decode task (flash-decoding); a multiple of k_block"},
     KnobSpec{"k_unroll",      &Knobs::k_unroll,      2,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::k_unroll,     false, false,
              "key vectors per register tile of S = Q·Kᵀ, and per packed panel of K"},
-    KnobSpec{"vector_width",  &Knobs::vector_width,  0,   0,  16,  any_strategy,    KnobLevel::algorithm, knob_values::vector_width, false, true,
+    KnobSpec{"vector_width",  &Knobs::vector_width,  0,   0,  16,  every_strategy,  KnobLevel::algorithm, knob_values::vector_width, false, true,
              "float32 lanes of every vector (0 = the target's: 16 on AVX-512, 8 on AVX2)"},
     KnobSpec{"proj_cols",     &Knobs::proj_cols,     4,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::proj_cols,    true,  false,
              "output vectors per register tile of a projection (outputs past a whole tile are read clamped)"},
@@ -153,6 +168,9 @@ struct KnobRule {
     bool (*holds)(const Knobs&);
 };
 inline constexpr std::array knob_rules = {
+    KnobRule{"split_keys is a multiple of k_block (whole key tiles per split)",
+             {"split_keys", "k_block", ""},
+             [](const Knobs& k) { return k.strategy != Strategy::decode || k.split_keys % k.k_block == 0; }},
     KnobRule{"q_block is a multiple of q_unroll and of pv_unroll (whole register tiles per query tile)",
              {"q_block", "q_unroll", "pv_unroll"},
              [](const Knobs& k) { return k.q_block % k.q_unroll == 0 && k.q_block % k.pv_unroll == 0; }},

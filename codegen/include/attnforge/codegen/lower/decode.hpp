@@ -1,0 +1,89 @@
+// The decode core (DecodePlan, plan.hpp): flash-decoding over a key cache. Per task (split s, KV head
+// hk, batch entry b): the online softmax over the split's key tiles for every query and every query
+// head of the group at once, so K and V are read once per KV head; then the splits merged by their
+// log-sum-exp. Key tiles past the cache's valid length (and outside a band, in positions) are never
+// visited: their condition reads the lengths input and becomes the tile loop's bound. Fully masked
+// rows give zero rows, never NaN.
+#pragma once
+
+#include <attnforge/codegen/lower/core_inputs.hpp>
+#include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/online_softmax.hpp>
+#include <attnforge/codegen/lower/row_reduction.hpp>
+#include <attnforge/codegen/lower/softmax_exp.hpp>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace attnforge::codegen::detail {
+
+inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& values, int head_width, int group,
+                                   const DecodePlan& plan, const std::string& name) {
+    using Halide::Expr;
+    DecodeCore core;
+    fill_common(core, in);
+    core.values = values;
+    core.head_width = head_width;
+    const int Kt = plan.key_tile, T = plan.split_keys / plan.key_tile;
+    const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
+    Halide::Var kk("kk"), q("q"), g("g"), hk("hk"), b("b"), kb("kb"), e("e"), s("s"), h("h");
+    const Expr key = kb * Kt + kk, head = hk * group + g;
+    const Expr inf = minus_infinity();
+
+    // One key tile: its scores (past Lk masked; the product reads clamped), max, exps, sum and exps · V.
+    core.block_scores = Halide::Func(name + "_block_scores");
+    core.block_scores(kk, q, g, hk, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, q, head, b), inf));
+    const std::vector<Halide::Var> block_row{q, g, hk, b, kb};
+    std::tie(core.block_max, core.block_max_lanes) =
+        reduce_by_lanes(name + "_block_max", lane_max(), core.block_scores, Kt, block_row, q, {}, 1, plan.lanes);
+    const Expr block_max = core.block_max(q, g, hk, b, kb);
+    core.block_exps = Halide::Func(name + "_block_exps");
+    core.block_exps(kk, q, g, hk, b, kb) = softmax_exp2(core.block_scores(kk, q, g, hk, b, kb) -
+                                                        ieee(Halide::select(block_max == inf, 0.0f, block_max)));
+    std::tie(core.block_sum, core.block_sum_lanes) =
+        reduce_by_lanes(name + "_block_sum", lane_sum(), core.block_exps, Kt, block_row, q, {}, 1, plan.lanes);
+    Halide::RDom rk(0, Kt, "rk");
+    core.block_weighted = Halide::Func(name + "_block_weighted");
+    core.block_weighted(e, q, g, hk, b, kb) = 0.0f;
+    core.block_weighted(e, q, g, hk, b, kb) +=
+        core.block_exps(rk, q, g, hk, b, kb) * core.values(e, Halide::min(kb * Kt + rk, Lk - 1), hk, b);
+
+    // The state of split s: its tiles kb = s·T + rb, those that exist, hold valid keys and reach the
+    // band of some query (query 0 sits lowest, query Lq − 1 highest).
+    const QueryPositions& pos = core.positions;
+    Halide::RDom rb(0, T, "rb");
+    const Expr tile = s * T + rb;
+    rb.where(tile * Kt < Lk);
+    if (pos.cached()) rb.where(tile * Kt < pos.lengths(b));
+    if (core.band.causal) rb.where(tile * Kt <= Lq - 1 + pos.offset(b));
+    if (core.band.window >= 0) rb.where(tile * Kt + (Kt - 1) >= pos.offset(b) - core.band.window);
+    core.state = Halide::Func(name + "_state");
+    core.state(e, q, g, hk, b, s) = Halide::Tuple(inf, 0.0f, 0.0f);
+    const MergeFactors m = merge_factors(core.state(e, q, g, hk, b, s)[0], core.block_max(q, g, hk, b, tile));
+    core.state(e, q, g, hk, b, s) =
+        Halide::Tuple(m.m_new, core.state(e, q, g, hk, b, s)[1] * m.keep_old + core.block_sum(q, g, hk, b, tile) * m.take_block,
+                      core.state(e, q, g, hk, b, s)[2] * m.keep_old +
+                          core.block_weighted(e, q, g, hk, b, tile) * m.take_block);
+
+    // The splits merged: M = max of their maxima, l = Σ l_s·2^(m_s − M), acc = Σ acc_s·2^(m_s − M).
+    Halide::RDom rs(0, (Lk + plan.split_keys - 1) / plan.split_keys, "rs");
+    const Expr hk_of = h / group, g_of = h % group;
+    core.split_max = Halide::Func(name + "_split_max");
+    core.split_max(q, h, b) = inf;
+    core.split_max(q, h, b) = Halide::max(core.split_max(q, h, b), core.state(0, q, g_of, hk_of, b, rs)[0]);
+    const Expr m_split = core.state(0, q, g_of, hk_of, b, rs)[0], top = core.split_max(q, h, b);
+    const Expr factor = ieee(Halide::select(m_split == inf, 0.0f, softmax_exp2(m_split - top)));
+    core.merged = Halide::Func(name + "_merged");
+    core.merged(e, q, h, b) = Halide::Tuple(0.0f, 0.0f);
+    core.merged(e, q, h, b) =
+        Halide::Tuple(core.merged(e, q, h, b)[0] + core.state(e, q, g_of, hk_of, b, rs)[1] * factor,
+                      core.merged(e, q, h, b)[1] + core.state(e, q, g_of, hk_of, b, rs)[2] * factor);
+    Halide::Func out(name);
+    const Expr l = core.merged(e, q, h, b)[0];
+    out(e, q, h, b) = ieee(Halide::select(l == 0.0f, 0.0f, core.merged(e, q, h, b)[1] / l));
+    core.output = out;
+    return core;
+}
+
+}  // namespace attnforge::codegen::detail
