@@ -54,7 +54,7 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         if (!is_strategy(k.strategy))
             fail("strategy '" + k.strategy +
                  "' is not materialized, streaming, unscheduled, adams2019, mullapudi2016 or li2018");
-        if (!parse_size_class(k.sizes)) fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B)");
+        if (!parse_size_class(k.sizes)) fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B, Lq<=N, Lq>N)");
         for (const auto& knob : k.knobs)
             if (!std::regex_match(knob, knob_word)) fail("'" + knob + "' is not a knob (name=value)");
         lines.push_back(std::move(k));

@@ -236,9 +236,18 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
     Func per_lane = core.dot.per_lane;
     const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
-    core.dot.sum.compute_at(tile);
-    per_lane.compute_at(core.dot.sum, core.dot.sum.args().at(0)).vectorize(u[0], lanes);
-    per_lane.update().vectorize(u[0], lanes);
+    // Four keys at a time: four independent chains of FMAs (one key's E/lanes products depend on each
+    // other, 4 cycles apiece), each row of Q loaded once for the four.
+    constexpr int keys_at_once = 4;
+    Func sum = core.dot.sum;
+    Var ko("ko"), ki("ki");
+    sum.compute_at(tile).split(sum.args().at(0), ko, ki, keys_at_once, TailStrategy::RoundUp).unroll(ki);
+    per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
+    per_lane.update()
+        .reorder(u[0], u[1], per_lane.rvars(0).at(0))
+        .vectorize(u[0], lanes)
+        .unroll(u[1])
+        .unroll(per_lane.rvars(0).at(0));
     core.block_scores.compute_at(tile);
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
     core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);

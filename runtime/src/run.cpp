@@ -57,11 +57,14 @@ const bool isa_cap_installed = [] {
     return true;
 }();
 
-// The attention's key length Lk: the last axis of the variant's attention weights (B, Hq, Lq, Lk).
-std::int64_t key_length(const KernelEntry& k, const dsl::RuntimeSizes& sizes) {
+// The attention's key length Lk (last = true) or query length Lq: the last two axes of the variant's
+// attention weights (B, Hq, Lq, Lk).
+std::int64_t attention_length(const KernelEntry& k, const dsl::RuntimeSizes& sizes, bool last) {
     const dsl::tensor_spec& weights = k.attention_weights_spec();
-    if (weights.dims.empty() || weights.dims.back().role != dsl::dim_spec::axis::sequence) return 0;
-    auto it = sizes.sequence_length.find(weights.dims.back().sequence);
+    if (weights.dims.size() < 2) return 0;
+    const dsl::dim_spec& d = last ? weights.dims.back() : weights.dims[weights.dims.size() - 2];
+    if (d.role != dsl::dim_spec::axis::sequence) return 0;
+    auto it = sizes.sequence_length.find(d.sequence);
     return it == sizes.sequence_length.end() ? 0 : it->second;
 }
 
@@ -138,7 +141,9 @@ const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inpu
     const auto candidates = kernels_for(variant, result);
     const dsl::RuntimeSizes sizes = check_inputs(first, first.signature(), inputs);
     for (const KernelEntry* k : candidates)
-        if (catalogue::size_class_holds(k->size_class, key_length(*k, sizes))) return *k;
+        if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
+                                        attention_length(*k, sizes, false)))
+            return *k;
     return *candidates.back();
 }
 

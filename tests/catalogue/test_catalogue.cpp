@@ -83,6 +83,11 @@ BOOST_AUTO_TEST_CASE(size_buckets_and_size_classes) {
     BOOST_TEST(!cat::parse_size_class("2048<Lk<=1024"));  // empty
     BOOST_TEST(!cat::parse_size_class("Lk<=-3"));
     BOOST_TEST(!cat::parse_size_class("Lk<="));
+    // Classes on the query length (decode kernels): the key length plays no part.
+    BOOST_TEST(size_class_holds("Lq<=16", 1 << 20, 16));
+    BOOST_TEST(!size_class_holds("Lq<=16", 1, 17));
+    BOOST_TEST(size_class_holds("Lq>16", 1, 17));
+    BOOST_TEST(!cat::parse_size_class("Lq<=x"));
 }
 
 BOOST_AUTO_TEST_CASE(kernel_lines_are_checked_with_their_place) {

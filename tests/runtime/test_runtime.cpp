@@ -57,6 +57,10 @@ BOOST_AUTO_TEST_CASE(cache_lengths_are_int32_within_the_cache) {
     in["kv_length"] = runtime::Tensor::int32({2}, {0, 9});
     const runtime::Tensor out = runtime::run("decode", in);
     BOOST_TEST(out.f32[0] == 0.0f);  // an empty cache: a zero row
+    // The rule: the decode strategy for a few queries (Lq <= 16), the streaming one beyond.
+    BOOST_TEST(runtime::select_kernel("decode", in).strategy == "decode");
+    for (const char* name : {"q"}) in[name] = runtime::Tensor::float32({2, 2, 17, 64});
+    BOOST_TEST(runtime::select_kernel("decode", in).strategy == "streaming");
 }
 
 BOOST_AUTO_TEST_CASE(bad_inputs_are_named_with_both_shapes) {

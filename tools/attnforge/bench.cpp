@@ -1,12 +1,15 @@
 // attnforge bench VARIANT [--batch B] [--heads H] [--length L] [--lq N] [--lk N] [--threads N,...]
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
 // Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
-// least --repeats calls and 0.5 s, reporting the median. The FMA peak is measured in the same run,
-// per thread count, and every GFLOP/s is also given as a fraction of it. The flop count is the dense
+// least --repeats calls and 0.5 s, reporting the median. The FMA peak and the read bandwidth are
+// measured in the same run, per thread count, and every GFLOP/s and GB/s (the bytes of the inputs and
+// the output over the time: what a memory-bound kernel must move) is also given as a fraction of them.
+// Cache lengths are full (a decode step over a filled cache). The flop count is the dense
 // one of dsl::flop_count (matrix products only; causal variants counted dense).
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "fma_peak.hpp"
+#include "read_bandwidth.hpp"
 #include "tensors.hpp"
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
@@ -63,19 +66,32 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         const double flops =
             runtime::flops_of(o.variant, {double(o.batch), double(sizes.heads),
                                           [&](std::string_view s) { return double(sizes.length.at(std::string(s))); }});
-        const runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, {});
+        // A decode step reads a filled cache: every cache length is Lmax.
+        attnforge::testing::SyntheticOptions input_options;
+        input_options.full_caches = true;
+        const runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, input_options);
+        // The bytes a call must move at least: every input read once, the output written once. What
+        // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
+        double bytes = 0;
+        for (const auto& [name, t] : inputs) bytes += static_cast<double>(t.element_count()) * double(t.item_bytes());
         std::string shape = fmt::format("B={}", o.batch);
         for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
         for (const auto& d : sig.inputs.front().dims)
             if (d.role == dsl::dim_spec::axis::heads) shape += fmt::format(" H={}", sizes.heads);
 
         nlohmann::json rows = nlohmann::json::array();
-        out << fmt::format("attnforge bench {}: {}, {:.3f} GFLOP per call (dense)\n", o.variant, shape, flops / 1e9);
-        out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8}\n", "threads", "engine", "ms", "GFLOP/s", "% peak");
+        out << fmt::format("attnforge bench {}: {}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",
+                           o.variant, shape, flops / 1e9, bytes / 1e6);
+        out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8} {:>6}\n", "threads", "engine", "ms", "GFLOP/s",
+                           "% peak", "GB/s", "% bw");
         for (int threads : o.threads) {
             const Peak peak = measure_fma_peak(threads);
+            const Bandwidth bandwidth = measure_read_bandwidth(threads);
             out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,
                                std::string("FMA peak (") + peak.isa + ")", "", peak.gflops, "100.0");
+            out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8.1f} {:>6}\n", threads,
+                               std::string("read bandwidth (") + bandwidth.isa + ", 512 MiB)", "", "", "",
+                               bandwidth.gbs, "100.0");
             for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output")) {
                 if (!o.strategy.empty() && k->strategy != o.strategy) continue;
                 const bool chosen = &runtime::select_kernel(o.variant, inputs) == k;
@@ -88,8 +104,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                 const double s = median_seconds([&] { runtime::run_kernel_into(*k, inputs, result, ro); },
                                                 o.min_repeats, o.min_seconds);
                 const std::string engine = std::string(k->name) + (chosen ? " *" : "");
-                out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8.1f}\n", threads, engine, s * 1e3,
-                                   flops / s / 1e9, 100.0 * flops / s / 1e9 / peak.gflops);
+                out << fmt::format("{:>7} {:<44} {:>10.3f} {:>10.1f} {:>8.1f} {:>8.1f} {:>6.1f}\n", threads, engine,
+                                   s * 1e3, flops / s / 1e9, 100.0 * flops / s / 1e9 / peak.gflops, bytes / s / 1e9,
+                                   100.0 * bytes / s / 1e9 / bandwidth.gbs);
                 rows.push_back({{"variant", o.variant},
                                 {"shape", shape},
                                 {"threads", threads},
@@ -98,7 +115,11 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                 {"ms", s * 1e3},
                                 {"gflops", flops / s / 1e9},
                                 {"peak_gflops", peak.gflops},
-                                {"fraction_of_peak", flops / s / 1e9 / peak.gflops}});
+                                {"fraction_of_peak", flops / s / 1e9 / peak.gflops},
+                                {"bytes", bytes},
+                                {"gbs", bytes / s / 1e9},
+                                {"read_bandwidth_gbs", bandwidth.gbs},
+                                {"fraction_of_bandwidth", bytes / s / 1e9 / bandwidth.gbs}});
             }
         }
         if (o.interpreter) {

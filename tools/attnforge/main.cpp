@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     attnforge::cli::BenchOptions bench;
     auto* bench_cmd = app.add_subcommand(
         "bench",
-        "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak measured in the "
-        "same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and "
+        "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak, GB/s and % of the "
+        "read bandwidth (the bytes of inputs and output over the time), both measured in the same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and "
         "--min-seconds (0.5 s), median reported.");
     bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
     bench_cmd->add_option("--batch", bench.batch, "B")->check(CLI::PositiveNumber);

@@ -1,5 +1,6 @@
-// Size classes: the key lengths Lk a kernel serves. "any", "Lk<=N", "Lk>N" (lines of a kernel list) or
-// "A<Lk<=B" (a tuning record's bucket). For a (variant, result) the runtime takes the first kernel
+// Size classes: the key lengths Lk a kernel serves, "any", "Lk<=N", "Lk>N" (lines of a kernel list) or
+// "A<Lk<=B" (a tuning record's bucket); or the query lengths, "Lq<=N", "Lq>N" (a decode kernel serves a
+// few queries over any number of keys). For a (variant, result) the runtime takes the first kernel
 // whose class holds: the rule. Header-only: the shipped runtime applies the rule, the catalogue checks
 // every class when it reads a list, and the tuner names its buckets with size_bucket.
 #pragma once
@@ -18,6 +19,7 @@ namespace attnforge::catalogue {
 // The bounds of a size class: Lk in (above, at_most]; nullopt where a side is open.
 struct SizeBounds {
     std::optional<std::int64_t> above, at_most;
+    bool on_queries = false;  // the bounds are on Lq, not Lk
 };
 
 // nullopt when `cls` is not a size class (the catalogue reports that with the line it came from).
@@ -30,6 +32,14 @@ inline std::optional<SizeBounds> parse_size_class(std::string_view cls) {
         return n;
     };
     if (cls == "any") return SizeBounds{};
+    if (cls.starts_with("Lq<=")) {
+        const auto n = number(4, cls.size());
+        return n ? std::optional(SizeBounds{std::nullopt, n, true}) : std::nullopt;
+    }
+    if (cls.starts_with("Lq>")) {
+        const auto n = number(3, cls.size());
+        return n ? std::optional(SizeBounds{n, std::nullopt, true}) : std::nullopt;
+    }
     if (cls.starts_with("Lk<=")) {
         const auto n = number(4, cls.size());
         return n ? std::optional(SizeBounds{std::nullopt, n}) : std::nullopt;
@@ -45,10 +55,12 @@ inline std::optional<SizeBounds> parse_size_class(std::string_view cls) {
     return std::nullopt;
 }
 
-inline bool size_class_holds(std::string_view cls, std::int64_t lk) {
+// lq: the query length, for classes on Lq (where it is not known, 0: a few queries).
+inline bool size_class_holds(std::string_view cls, std::int64_t lk, std::int64_t lq = 0) {
     const auto bounds = parse_size_class(cls);
     if (!bounds) throw std::logic_error("kernel list: '" + std::string(cls) + "' is not a size class");
-    return (!bounds->above || lk > *bounds->above) && (!bounds->at_most || lk <= *bounds->at_most);
+    const std::int64_t n = bounds->on_queries ? lq : lk;
+    return (!bounds->above || n > *bounds->above) && (!bounds->at_most || n <= *bounds->at_most);
 }
 
 // The size bucket of a key length, the unit of tuning records and of tuned kernels' size classes:
