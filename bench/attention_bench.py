@@ -12,6 +12,14 @@ work), so it is discarded and taken again (at most 3 times per cell; the count i
 % of peak uses the peak of the kept rounds. Flops are the dense count (causal counted dense) for everyone.
 Before timing a shape, each peer's output is checked against ours on the same random inputs
 (docs/contract.md §5: max|peer − ours| ≤ 1e-4·(1 + max|ours|)).
+
+Decode cells (variants decode, H = 8, and decode_gqa; B 1 and 8, Lq 1 and 4, Lk 1024, 4096 and 32768, a full
+cache: kv_length = Lk) follow the same protocol against the decode peers of bench/decode_peers.py (PyTorch
+SDPA, ONNX Runtime GroupQueryAttention, OpenVINO's stateful SDPA); every output there, ours included, is
+checked against decode_peers.decode_reference (float64 NumPy) with the same bound. Besides ms they report the
+K+V cache bytes read per call over the time (GB/s) and, where `attnforge bench --json` gives a measured read
+bandwidth (read_bandwidth_gbs, per thread count), the fraction of it. A variant that `attnforge list --json`
+does not list is left out with a message.
 """
 import argparse
 import datetime
@@ -31,6 +39,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
+import decode_peers  # noqa: E402
 import peers as peer_modules  # noqa: E402
 import report  # noqa: E402
 
@@ -45,6 +54,35 @@ def grid(quick):
     return g + [("gqa", 1, 2048)]
 
 
+DECODE_HEADS = {"decode": (8, 8, 64), "decode_gqa": (32, 8, 128)}  # (Hq, Hkv, E) of the grid
+
+
+def decode_grid(quick):
+    """(variant, B, Lq, Lk) cells; the cache is full (kv_length = Lk for every batch entry)."""
+    if quick:
+        return [("decode", 1, 1, 1024), ("decode_gqa", 1, 4, 1024)]
+    return [(v, B, Lq, Lk) for v in DECODE_HEADS for B in (1, 8) for Lq in (1, 4) for Lk in (1024, 4096, 32768)]
+
+
+def make_decode_inputs(variant, B, Lq, Lk, rng):
+    Hq, Hkv, E = DECODE_HEADS[variant]
+    return {"q": rng.standard_normal((B, Hq, Lq, E), dtype=np.float32),
+            "k": rng.standard_normal((B, Hkv, Lk, E), dtype=np.float32),
+            "v": rng.standard_normal((B, Hkv, Lk, E), dtype=np.float32),
+            "kv_length": np.full(B, Lk, dtype=np.int32)}
+
+
+def decode_shape(variant, B, Lq, Lk):
+    Hq, Hkv, E = DECODE_HEADS[variant]
+    return f"B={B} Lq={Lq} Lk={Lk} Hq={Hq} Hkv={Hkv} E={E}"
+
+
+def decode_kv_bytes(variant, B, Lk):
+    """The K and V cache bytes a decode call reads (float32)."""
+    _, Hkv, E = DECODE_HEADS[variant]
+    return 2 * B * Hkv * Lk * E * 4
+
+
 def make_inputs(variant, B, L, rng):
     if variant.startswith("sdpa"):
         return {n: rng.standard_normal((B, H, L, E), dtype=np.float32) for n in ("q", "k", "v")}
@@ -53,10 +91,14 @@ def make_inputs(variant, B, L, rng):
     return {"x": rng.standard_normal((B, L, D), dtype=np.float32), "wq": w(D), "wk": w(kv), "wv": w(kv), "wo": w(D)}
 
 
-def time_batch(call, min_calls=3, min_seconds=0.5):
+def time_batch(call, min_calls=3, min_seconds=0.5, before=None):
+    """Median seconds of call(); `before` (if given) runs before every call, outside the timed region."""
+    before = before or (lambda: None)
+    before()
     call()  # warm-up
     times, start = [], time.perf_counter()
     while len(times) < min_calls or time.perf_counter() - start < min_seconds:
+        before()
         t0 = time.perf_counter()
         call()
         times.append(time.perf_counter() - t0)
@@ -69,16 +111,53 @@ class Ours:
     def __init__(self, exe, strategy=None):
         self.exe, self.strategy = exe, strategy
 
-    def batch(self, variant, B, L, threads):
-        args = [self.exe, "bench", variant, "--batch", str(B), "--length", str(L), "--threads", str(threads),
+    def batch(self, variant, B, L, threads, sizes=None):
+        """sizes: the shape options instead of --length L (and --heads for sdpa), e.g. ["--lq", "1", "--lk", "4096"]."""
+        args = [self.exe, "bench", variant, "--batch", str(B), "--threads", str(threads),
                 "--no-interpreter", "--json", "--repeats", "3", "--min-seconds", "0.5"]
-        args += ["--heads", str(H)] if variant.startswith("sdpa") else []
+        if sizes is not None:
+            args += sizes
+        else:
+            args += ["--length", str(L)] + (["--heads", str(H)] if variant.startswith("sdpa") else [])
         args += ["--strategy", self.strategy] if self.strategy else ["--chosen-only"]
         r = subprocess.run(args, capture_output=True, text=True, check=True)
         rows = json.loads(r.stdout[r.stdout.index("\n[") + 1:])
         if len(rows) != 1:
             raise RuntimeError(f"expected one kernel row from {' '.join(args)}, got {len(rows)}")
         return rows[0]
+
+
+def listed_variants(exe):
+    """The variants `attnforge list --json` names (empty, with a message, if it cannot say)."""
+    try:
+        r = subprocess.run([exe, "list", "--json"], capture_output=True, text=True, check=True)
+        return {v["variant"] for v in json.loads(r.stdout)}
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError, TypeError) as e:
+        print(f"[decode] `attnforge list --json` failed ({e}); decode cells left out", file=sys.stderr)
+        return set()
+
+
+def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None):
+    """One cell at one thread count: `rounds` kept rounds, round-robin. ours_batch() runs `attnforge bench`
+    (one row); calls: {implementation: zero-argument callable, optionally with a .before run untimed}.
+    Returns ({implementation: [ms per round]}, [FMA peak per kept round], retaken rounds, [our rows])."""
+    samples = {"attnforge": [], **({"Halide Adams2019": []} if adams_batch else {}), **{n: [] for n in calls}}
+    peak, retakes, kept, ours_rows = [], 0, 0, []
+    while kept < rounds:
+        row = ours_batch()
+        best_peak[t] = max(best_peak.get(t, 0.0), row["peak_gflops"])
+        if row["peak_gflops"] < 0.85 * best_peak[t] and retakes < 3:
+            retakes += 1  # the machine was busy with something else: take the round again
+            continue
+        kept += 1
+        samples["attnforge"].append(row["ms"])
+        peak.append(row["peak_gflops"])
+        ours_rows.append(row)
+        if kept == 1 and adams_batch:
+            samples["Halide Adams2019"].append(adams_batch()["ms"])
+        for name, f in calls.items():
+            samples[name].append(time_batch(f, before=getattr(f, "before", None)) * 1e3)
+    return samples, peak, retakes, ours_rows
 
 
 def check(name, got, ours):
@@ -109,6 +188,69 @@ def peak_memory(exe):
     tensors = 4 * H * 16384 * E * 4  # q, k, v and the output, float32
     return {"command": " ".join(args[1:]), "peak_rss_mib": usage.ru_maxrss / 1024, "tensors_mib": tensors / 2**20,
             "extra_mib": usage.ru_maxrss / 1024 - tensors / 2**20}
+
+
+def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak):
+    """The decode cells: outputs (ours included) checked against decode_peers.decode_reference, then timed
+    round-robin as the other cells; rows gain kv_bytes, gbs and, when attnforge reports one, the measured read
+    bandwidth (read_bandwidth_gbs) and the fraction of it."""
+    started = time.time()
+    for n, (variant, B, Lq, Lk) in enumerate(cells):
+        shape, kv_bytes = decode_shape(variant, B, Lq, Lk), decode_kv_bytes(variant, B, Lk)
+        inputs = make_decode_inputs(variant, B, Lq, Lk, rng)
+        reference = decode_peers.decode_reference(**inputs)
+        ok = {}
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                c = check("attnforge", our_output(exe, variant, inputs, tmp), reference)
+        except (subprocess.CalledProcessError, OSError, ValueError) as e:
+            note = (getattr(e, "stderr", None) or str(e)).strip()[:300]
+            c = {"max_abs_error": None, "bound": None, "ok": False, "note": note}
+            print(f"[decode] attnforge run {variant} failed: {c['note']}", file=sys.stderr)
+        checks.append({"variant": variant, "shape": shape, "implementation": "attnforge", **c})
+        ok["attnforge"] = c["ok"]
+        usable = []
+        for p in dpeers:
+            name = p.name(variant)
+            try:
+                f = p.prepare(variant, inputs, 1)
+            except decode_peers.Unsupported as e:
+                print(f"[decode] {name} left out of {variant} {shape}: {e}", file=sys.stderr)
+                continue
+            c = check(name, decode_peers.run_once(f), reference)
+            del f
+            checks.append({"variant": variant, "shape": shape, "implementation": name, **c})
+            ok[name] = c["ok"]
+            usable.append(p)
+        for t in threads:
+            calls = {p.name(variant): p.prepare(variant, inputs, t) for p in usable}
+            sizes = ["--lq", str(Lq), "--lk", str(Lk)]
+            sizes += ["--heads", str(DECODE_HEADS[variant][0])] if variant == "decode" else []
+            try:
+                samples, peak, retakes, ours_rows = measure_rounds(
+                    lambda: ours.batch(variant, B, None, t, sizes), calls, rounds, t, best_peak)
+            except (subprocess.CalledProcessError, ValueError, KeyError) as e:
+                print(f"[decode] attnforge bench {variant} {' '.join(sizes)} failed ({e}); cell left out",
+                      file=sys.stderr)
+                continue
+            finally:
+                del calls
+            flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
+            bw = [r["read_bandwidth_gbs"] for r in ours_rows if r.get("read_bandwidth_gbs")]
+            bandwidth = statistics.median(bw) if bw else None
+            for impl, ms in samples.items():
+                m = statistics.median(ms)
+                gbs = kv_bytes / m / 1e6
+                rows.append({"variant": variant, "shape": shape, "threads": t, "implementation": impl, "ms": m,
+                             "gflops": flops / m / 1e6, "peak_gflops": statistics.median(peak),
+                             "fraction_of_peak": flops / m / 1e6 / statistics.median(peak), "check_ok": ok.get(impl),
+                             "samples_ms": ms, "retaken_rounds": retakes, "kv_bytes": kv_bytes, "gbs": gbs,
+                             "read_bandwidth_gbs": bandwidth,
+                             "fraction_of_read_bandwidth": gbs / bandwidth if bandwidth else None})
+            print(f"[decode {n + 1}/{len(cells)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
+                  + ", ".join(f"{r['implementation']} {r['ms']:.3f} ms {r['gbs']:.1f} GB/s"
+                              for r in rows[-len(samples):]),
+                  flush=True)
 
 
 def main():
@@ -145,23 +287,14 @@ def main():
             checks.append({"variant": variant, "shape": shape, "implementation": p.name(variant), **c})
             prepared[p] = c
         for t in threads:
-            calls = {p: p.prepare(variant, inputs, t) for p in prepared}
-            samples = {"attnforge": [], **({"Halide Adams2019": []} if adams else {}), **{p.name(variant): [] for p in prepared}}
-            peak, flops, retakes, kept = [], None, 0, 0
-            while kept < rounds:
-                row = ours.batch(variant, B, L, t)
-                best_peak[t] = max(best_peak.get(t, 0.0), row["peak_gflops"])
-                if row["peak_gflops"] < 0.85 * best_peak[t] and retakes < 3:
-                    retakes += 1  # the machine was busy with something else: take the round again
-                    continue
-                kept += 1
-                samples["attnforge"].append(row["ms"])
-                peak.append(row["peak_gflops"])
-                flops = row["gflops"] * row["ms"] * 1e6
-                if kept == 1 and adams:
-                    samples["Halide Adams2019"].append(adams.batch(variant, B, L, t)["ms"])
-                for p, f in calls.items():
-                    samples[p.name(variant)].append(time_batch(lambda: p.run(f)) * 1e3)
+            calls = {}
+            for p in prepared:
+                f = p.prepare(variant, inputs, t)
+                calls[p.name(variant)] = lambda p=p, f=f: p.run(f)
+            samples, peak, retakes, ours_rows = measure_rounds(
+                lambda: ours.batch(variant, B, L, t), calls, rounds, t, best_peak,
+                (lambda: adams.batch(variant, B, L, t)) if adams else None)
+            flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
             for impl, ms in samples.items():
                 m = statistics.median(ms)
                 check_ok = next((c["ok"] for c in checks if c["variant"] == variant and c["shape"] == shape
@@ -172,12 +305,23 @@ def main():
                              "samples_ms": ms, "retaken_rounds": retakes})
             print(f"[{n + 1}/{len(shapes)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
                   + ", ".join(f"{r['implementation']} {r['ms']:.2f} ms" for r in rows[-len(samples):]), flush=True)
+    versions = {"PyTorch": peers[0].version, "ONNX Runtime": peers[1].version}
+    cells = [c for c in decode_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")]
+    if cells:
+        listed = listed_variants(a.attnforge)
+        for v in sorted({c[0] for c in cells} - listed):
+            print(f"[decode] attnforge does not list the variant {v} (attnforge list --json): its cells are left out",
+                  file=sys.stderr)
+        cells = [c for c in cells if c[0] in listed]
+    if cells:
+        dpeers = decode_peers.peers()
+        versions.update({"OpenVINO": p.version for p in dpeers if isinstance(p, decode_peers.OpenVino)})
+        run_decode(a.attnforge, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak)
     result = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
         "machine": {"cpu": report.cpu_model(), "cores": os.cpu_count(), "platform": platform.platform()},
-        "versions": {"PyTorch": peers[0].version, "ONNX Runtime": peers[1].version,
-                     "Halide": report.halide_version(), "NumPy": np.__version__},
+        "versions": {**versions, "Halide": report.halide_version(), "NumPy": np.__version__},
         "protocol": __doc__.split("Protocol: ")[1].split("\n\n")[0].replace("\n", " "),
         "rounds": rounds, "rows": rows, "checks": checks,
         "memory": memory,

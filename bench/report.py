@@ -21,6 +21,11 @@ def halide_version():
         return "unknown"
 
 
+def is_decode(variant):
+    """Decode cells (bench/decode_peers.py) are reported apart: in GB/s of K+V cache read, not against the FMA peak."""
+    return variant.startswith("decode")
+
+
 def cells(rows):
     """{(variant, shape, threads): {implementation: row}}"""
     out = {}
@@ -81,6 +86,7 @@ def geometric_mean(values):
 
 
 def targets(rows, memory):
+    rows = [r for r in rows if not is_decode(r["variant"])]  # the issue's targets are those of the prefill grid
     c, s = cells(rows), speedups(rows)
     ours = {k: v[OURS] for k, v in c.items() if OURS in v}
     L = lambda shape: _dims(shape)["L"]
@@ -116,6 +122,7 @@ PEER_COLUMNS = ("PyTorch", "ONNX Runtime", "Halide Adams2019")  # by name prefix
 
 def summary(rows):
     """One line per cell: ours (ms, GFLOP/s, % of peak), each peer's ms, best peer ÷ ours."""
+    rows = [r for r in rows if not is_decode(r["variant"])]
     s = speedups(rows)
     out = ["| variant | shape | threads | attnforge ms | GFLOP/s | % of FMA peak | "
            + " | ".join(f"{p} ms" for p in PEER_COLUMNS) + " | best peer ÷ ours |",
@@ -134,24 +141,74 @@ def summary(rows):
     return "\n".join(out)
 
 
+DECODE_PEER_COLUMNS = ("PyTorch", "ONNX Runtime", "OpenVINO")
+
+
+def _percent(fraction):
+    return "—" if fraction is None else f"{100 * fraction:.1f}"
+
+
+def decode_summary(rows):
+    """Decode cells, one line each: ours (ms, GB/s of K+V read, % of the measured read bandwidth when attnforge
+    reports one), each peer's ms, the best peer's GB/s, best peer ÷ ours."""
+    rows = [r for r in rows if is_decode(r["variant"])]
+    s = speedups(rows)
+    out = ["| variant | shape | threads | attnforge ms | GB/s | % of read bandwidth | "
+           + " | ".join(f"{p} ms" for p in DECODE_PEER_COLUMNS) + " | best peer GB/s | best peer ÷ ours |",
+           "| --- | --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in DECODE_PEER_COLUMNS) + " | ---: | ---: |"]
+    for key, impls in cells(rows).items():
+        if OURS not in impls:
+            continue
+        r = impls[OURS]
+        peer_ms = []
+        for prefix in DECODE_PEER_COLUMNS:
+            found = [v for name, v in impls.items() if name.startswith(prefix)]
+            peer_ms.append("—" if not found else f"{found[0]['ms']:.3f}" + (" ✗" if found[0]["check_ok"] is False else ""))
+        best = best_peer_ms(impls)
+        best_gbs = f"{r['kv_bytes'] / best / 1e6:.1f}" if best else "—"
+        ratio = f"{s[key]:.2f}×" if key in s else "—"
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {r['ms']:.3f}{' ✗' if r['check_ok'] is False else ''} | "
+                   f"{r['gbs']:.1f} | {_percent(r.get('fraction_of_read_bandwidth'))} | " + " | ".join(peer_ms)
+                   + f" | {best_gbs} | {ratio} |")
+    if s:
+        out += ["", f"Decode: best peer ÷ ours, geometric mean over {len(s)} cells: {geometric_mean(s.values()):.2f}×; "
+                f"lowest {min(s.values()):.2f}×. GB/s: the K and V cache bytes of the cell (float32) over the time."]
+    return "\n".join(out)
+
+
 def markdown(result):
     rows, s = result["rows"], speedups(result["rows"])
+    prefill = any(not is_decode(r["variant"]) for r in rows)
     out = [f"Run {result['date']} on {result['machine']['cpu']} ({result['machine']['cores']} cores); "
            + ", ".join(f"{k} {v}" for k, v in result["versions"].items()) + ".",
-           f"Command: `{result['command']}`. Protocol: {result['protocol']}", "",
-           summary(rows), "", "| target | met | measured |", "| --- | --- | --- |"]
-    out += [f"| {name} | {'yes' if ok else '**no**'} | {measured} |" for name, ok, measured in targets(rows, result.get("memory"))]
+           f"Command: `{result['command']}`. Protocol: {result['protocol']}"]
+    if prefill:
+        out += ["", summary(rows), "", "| target | met | measured |", "| --- | --- | --- |"]
+        out += [f"| {name} | {'yes' if ok else '**no**'} | {measured} |" for name, ok, measured in targets(rows, result.get("memory"))]
+    if any(is_decode(r["variant"]) for r in rows):
+        out += ["", "Decode (one step over a full KV cache, bench/decode_peers.py):", "", decode_summary(rows)]
     retaken = sum(r.get("retaken_rounds", 0) for r in rows if r["implementation"] == OURS)
-    out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}.",
-            "", "Every implementation, fastest first:", "",
-           "| variant | shape | threads | implementation | ms | GFLOP/s | % of FMA peak | output check | best peer ÷ ours |",
-           "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: |"]
+    out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}."]
+    if prefill:
+        out += ["", "Every implementation, fastest first:", "",
+                "| variant | shape | threads | implementation | ms | GFLOP/s | % of FMA peak | output check | best peer ÷ ours |",
+                "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: |"]
+    decode = []
     for key, impls in cells(rows).items():
         for name, r in sorted(impls.items(), key=lambda kv: kv[1]["ms"]):
             ok = {True: "ok", False: "**FAILED**", None: "reference" if name == OURS else "—"}[r["check_ok"]]
             ratio = f"**{s[key]:.2f}×**" if name == OURS and key in s else ""
-            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['ms']:.2f} | {r['gflops']:.1f} | "
-                       f"{100 * r['fraction_of_peak']:.1f} | {ok} | {ratio} |")
+            if is_decode(key[0]):
+                decode.append(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['ms']:.3f} | {r['gbs']:.1f} | "
+                              f"{_percent(r.get('fraction_of_read_bandwidth'))} | {ok} | {ratio} |")
+            else:
+                out.append(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['ms']:.2f} | {r['gflops']:.1f} | "
+                           f"{100 * r['fraction_of_peak']:.1f} | {ok} | {ratio} |")
+    if decode:
+        out += ["", "Decode, every implementation, fastest first (every output, ours included, checked against "
+                "decode_peers.decode_reference):", "",
+                "| variant | shape | threads | implementation | ms | GB/s | % of read bandwidth | output check | best peer ÷ ours |",
+                "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: |"] + decode
     return "\n".join(out) + "\n"
 
 
