@@ -90,9 +90,9 @@ std::string kernel_name(const KernelLine& k) {
 }
 
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
-                              const std::string& result, std::int64_t lk) {
+                              const std::string& result, std::int64_t lk, std::int64_t lq) {
     for (const auto& k : lines)
-        if (k.variant == variant && k.result == result && size_class_holds(k.sizes, lk)) return &k;
+        if (k.variant == variant && k.result == result && size_class_holds(k.sizes, lk, lq)) return &k;
     return nullptr;
 }
 

@@ -190,12 +190,16 @@ def case_masked(b, h, lq, lk):
     return dict(t, attn_mask=keep), {}, o, p
 
 
-def rope(x, base=10000.0):
-    """Rotary embedding, rotate-half pairing: column i with i + E/2, angle pos * base^(-2i/E)."""
+def rope(x, base=10000.0, offsets=None):
+    """Rotary embedding, rotate-half pairing: column i with i + E/2, angle pos * base^(-2i/E); pos is the
+    row index, or offsets[b] + row index (a cache's newest rows: offsets = kv_length - L)."""
     x = np.asarray(x, np.float64)
     length, e = x.shape[-2], x.shape[-1]
     half = e // 2
-    angle = np.arange(length)[:, None] * base ** (-2.0 * np.arange(half) / e)[None, :]
+    pos = np.arange(length)[:, None]
+    if offsets is not None:
+        pos = (np.asarray(offsets)[:, None, None, None] + np.arange(length)[None, None, :, None])  # (B, 1, L, 1)
+    angle = pos * base ** (-2.0 * np.arange(half) / e)
     c, s_ = np.cos(angle), np.sin(angle)
     x1, x2 = x[..., :half], x[..., half:]
     return np.concatenate([x1 * c - x2 * s_, x2 * c + x1 * s_], axis=-1)
@@ -264,11 +268,12 @@ def decode_allowed(kv_length, lq, lmax, window=None):
     return allowed[:, None]  # (B, 1, Lq, Lmax)
 
 
-def case_decode(h, lq, lmax, kv_length, hkv=None, e=64, window=None):
+def case_decode(h, lq, lmax, kv_length, hkv=None, e=64, window=None, rotate=False):
     b = len(kv_length)
     hkv = h if hkv is None else hkv
     t = {"q": act(b, h, lq, e), "k": act(b, hkv, lmax, e), "v": act(b, hkv, lmax, e)}
-    o, p = attend(t["q"], t["k"], t["v"], decode_allowed(kv_length, lq, lmax, window))
+    q = rope(t["q"], offsets=np.asarray(kv_length) - lq) if rotate else t["q"]  # queries at their cache positions
+    o, p = attend(q, t["k"], t["v"], decode_allowed(kv_length, lq, lmax, window))
     return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
 
 
@@ -312,6 +317,8 @@ CASES = {
                    "B2_Lq4_L150": lambda: case_decode(32, 4, 150, [150, 0], hkv=8, e=128)},
     "decode_sliding_window": {"B2_H2_Lq1_L300": lambda: case_decode(2, 1, 300, [300, 129], window=128),
                               "B3_H1_Lq4_L200": lambda: case_decode(1, 4, 200, [200, 131, 0], window=128)},
+    "decode_rope": {"B3_H2_Lq4_L300": lambda: case_decode(2, 4, 300, [300, 2, 77], rotate=True),
+                    "B1_H1_Lq1_L5000": lambda: case_decode(1, 1, 5000, [4321], rotate=True)},
 }
 
 

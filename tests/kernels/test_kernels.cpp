@@ -132,7 +132,8 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "decoder_layer",
                                                        "decode",
                                                        "decode_gqa",
-                                                       "decode_sliding_window"};
+                                                       "decode_sliding_window",
+                                                       "decode_rope"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -216,6 +217,9 @@ BOOST_AUTO_TEST_CASE(decode_gqa) {
 }
 BOOST_AUTO_TEST_CASE(decode_sliding_window) {
     check_variant("decode_sliding_window", decode_cases(false));
+}
+BOOST_AUTO_TEST_CASE(decode_rope) {
+    check_variant("decode_rope", decode_cases(false));
 }
 
 // Masked self-attention, then cross-attention to memory with its padding masked (a fully padded

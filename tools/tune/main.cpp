@@ -137,8 +137,10 @@ int tune_main(const Options& o) {
     else if (o.result == "attention_weights")
         so.strategies = {"materialized"};
     const auto lines = catalogue::read_kernel_list(o.kernel_list);
-    if (const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length);
-        rule && (rule->strategy == "materialized" || rule->strategy == "streaming")) {
+    const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length, problem.asked.lq);
+    // A decode kernel's variant tunes the decode strategy (the other strategies serve its longer query blocks).
+    if (rule && rule->strategy == "decode" && o.strategy.empty()) so.strategies = {"decode"};
+    if (rule && (rule->strategy == "materialized" || rule->strategy == "streaming" || rule->strategy == "decode")) {
         so.rule_strategy = rule->strategy;
         so.rule_knobs = rule->knob_values();
         // block_mask adds the pre-pass's input, which candidates compiled just in time do not get: the

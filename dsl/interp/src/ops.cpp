@@ -155,18 +155,21 @@ Tensor positional_encoding(const Tensor& x) {
     return y;
 }
 
-Tensor rope(const Tensor& x, double base) {
+Tensor rope(const Tensor& x, double base, const std::vector<i64>& offsets) {
     const i64 B = x.dim(0), H = x.dim(1), L = x.dim(2), E = x.dim(3), half = E / 2;
     Tensor y(x.shape);
-    for (i64 pos = 0; pos < L; ++pos)
-        for (i64 i = 0; i < half; ++i) {
-            const double angle = double(pos) * std::pow(base, -2.0 * double(i) / double(E));
-            const double c = std::cos(angle), s = std::sin(angle);
-            for (i64 bh = 0; bh < B * H; ++bh) {
-                const double* in = x.ptr() + (bh * L + pos) * E;
-                double* out = y.ptr() + (bh * L + pos) * E;
-                out[i] = in[i] * c - in[i + half] * s;
-                out[i + half] = in[i + half] * c + in[i] * s;
+    for (i64 b = 0; b < B; ++b)
+        for (i64 l = 0; l < L; ++l) {
+            const i64 pos = l + (offsets.empty() ? 0 : offsets[static_cast<std::size_t>(b)]);
+            for (i64 i = 0; i < half; ++i) {
+                const double angle = double(pos) * std::pow(base, -2.0 * double(i) / double(E));
+                const double c = std::cos(angle), s = std::sin(angle);
+                for (i64 h = 0; h < H; ++h) {
+                    const double* in = x.ptr() + ((b * H + h) * L + l) * E;
+                    double* out = y.ptr() + ((b * H + h) * L + l) * E;
+                    out[i] = in[i] * c - in[i + half] * s;
+                    out[i + half] = in[i + half] * c + in[i] * s;
+                }
             }
         }
     return y;

@@ -39,6 +39,6 @@ std::string kernel_name(const KernelLine& line);
 
 // The first line for (variant, result) whose size class holds for lk: the runtime's rule.
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
-                              const std::string& result, std::int64_t lk);
+                              const std::string& result, std::int64_t lk, std::int64_t lq = 0);
 
 }  // namespace attnforge::catalogue

@@ -43,8 +43,8 @@ struct Lower {
     static Lowered impl(const dsl::add_node<A, B>&, LoweringContext&);
     template <class X>
     static Lowered impl(const dsl::positional_encoding_node<X>&, LoweringContext&);
-    template <class X>
-    static Lowered impl(const dsl::rope_node<X>&, LoweringContext&);
+    template <class X, class P>
+    static Lowered impl(const dsl::rope_node<X, P>&, LoweringContext&);
     // Raw scores outside a softmax: a graph whose result is scores. Attention kernels compute outputs
     // or attention weights; this is refused when generating, with the node named.
     template <class Node>

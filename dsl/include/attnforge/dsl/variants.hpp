@@ -38,7 +38,7 @@ inline constexpr auto builtin_variants =
                      variants::softcap_attention, variants::masked_attention, variants::positional_self_attention_layer,
                      variants::mqa, variants::prefix_lm_attention, variants::document_attention,
                      variants::relative_position_attention, variants::rope_attention, variants::decoder_layer,
-                     variants::decode_sliding_window);
+                     variants::decode_sliding_window, variants::decode_rope);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>

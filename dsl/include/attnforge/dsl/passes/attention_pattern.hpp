@@ -9,6 +9,7 @@
 
 #include <attnforge/dsl/nodes/mask.hpp>
 #include <attnforge/dsl/nodes/modify.hpp>
+#include <attnforge/dsl/nodes/rope.hpp>
 #include <attnforge/dsl/nodes/score.hpp>
 #include <attnforge/dsl/nodes/softmax.hpp>
 #include <attnforge/dsl/nodes/weighted_sum.hpp>
@@ -48,23 +49,23 @@ struct is_cache_layer : std::false_type {};
 template <class Len>
 struct is_cache_layer<mask_layer<kv_cache_spec<Len>>> : std::true_type {};
 
-// Whether a sub-graph holds a node of tag Tag (stops at inputs).
-template <class Tag, class Node>
+// Whether a sub-graph holds a node for which Is<Node>::value (stops at inputs).
+template <template <class> class Is, class Node>
 constexpr bool contains_node();
-template <class Tag, class Children>
+template <template <class> class Is, class Children>
 struct any_child_contains;
-template <class Tag, class... C>
-struct any_child_contains<Tag, hana::tuple<C...>> {
-    static constexpr bool value = (contains_node<Tag, C>() || ... || false);
+template <template <class> class Is, class... C>
+struct any_child_contains<Is, hana::tuple<C...>> {
+    static constexpr bool value = (contains_node<Is, C>() || ... || false);
 };
-template <class Tag, class Node>
+template <template <class> class Is, class Node>
 constexpr bool contains_node() {
-    if constexpr (is_a<Node, Tag>)
+    if constexpr (Is<Node>::value)
         return true;
     else if constexpr (is_a<Node, input_tag>)
         return false;
     else
-        return any_child_contains<Tag, std::remove_cvref_t<decltype(std::declval<Node>().children())>>::value;
+        return any_child_contains<Is, std::remove_cvref_t<decltype(std::declval<Node>().children())>>::value;
 }
 
 // A mask whose kept pairs are known only at run time (it reads inputs or is a general predicate), as
@@ -157,10 +158,10 @@ constexpr auto match_attention(const softmax_node<S, Label>& p) {
     using Score = std::remove_cvref_t<decltype(hana::first(peeled))>;
     using Layers = std::remove_cvref_t<decltype(hana::second(peeled))>;
     using Pattern = attention_pattern<Score, Layers, no_values, Label>;
-    // RoPE rotates by the sequence index, from 0: under a cache the queries sit elsewhere.
-    static_assert(!Pattern::has_cache || !contains_node<rope_tag, decltype(Score::q)>(),
-                  "attnforge: rope of the queries of an attention with kv_cache would rotate them by their index "
-                  "0..Lq-1, not by their cache positions: not supported");
+    // rope(q) rotates by the sequence index, from 0: under a cache the queries sit elsewhere.
+    static_assert(!Pattern::has_cache || !contains_node<is_index_rope, decltype(Score::q)>(),
+                  "attnforge: rope(q) in an attention with kv_cache would rotate the queries by their index "
+                  "0..Lq-1, not by their cache positions: use rope_in_cache(q, lengths)");
     return Pattern{hana::first(peeled), hana::second(peeled), {}};
 }
 

@@ -6,8 +6,11 @@
 //   decode_gqa             q (B, 32, Lq, 128), k, v (B, 8, Lmax, 128): Llama-3-8B's attention
 //   decode_sliding_window  decode with a window of 128 keys back from each query's position (Mistral's
 //                          local attention), the decode form of sliding_window_attention
+//   decode_rope            decode whose queries are rotated (RoPE) at their positions in the cache; the
+//                          cache holds keys already rotated at theirs (as LLaMA's KV cache does)
 #pragma once
 
+#include <attnforge/dsl/nodes/rope.hpp>
 #include <attnforge/dsl/variants/common.hpp>
 
 namespace attnforge::dsl::variants {
@@ -25,5 +28,8 @@ inline constexpr auto decode_gqa = [] {
 
 inline constexpr auto decode_sliding_window = make_graph<"decode_sliding_window">(
     attention(sdpa_q, sdpa_k, sdpa_v, kv_cache(kv_length), sliding_window(128)));
+
+inline constexpr auto decode_rope = make_graph<"decode_rope">(
+    attention(rope_in_cache(sdpa_q, kv_length), sdpa_k, sdpa_v, kv_cache(kv_length), causal));
 
 }  // namespace attnforge::dsl::variants

@@ -261,9 +261,13 @@ Tensor evaluate(const dsl::positional_encoding_node<X>& n, Context& ctx) {
     return ops::positional_encoding(evaluate(n.x, ctx));
 }
 
-template <class X>
-Tensor evaluate(const dsl::rope_node<X>& n, Context& ctx) {
-    return ops::rope(evaluate(n.x, ctx), n.base);
+template <class X, class P>
+Tensor evaluate(const dsl::rope_node<X, P>& n, Context& ctx) {
+    const Tensor x = evaluate(n.x, ctx);
+    std::vector<std::int64_t> offsets;
+    if constexpr (dsl::rope_node<X, P>::at_cache_positions)
+        for (double len : evaluate(n.lengths, ctx).data) offsets.push_back(static_cast<std::int64_t>(len) - x.dim(2));
+    return ops::rope(x, n.base, offsets);
 }
 
 // Intermediates of unbatched graphs lose their batch axis of 1, like the output.

@@ -31,7 +31,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor positional_encoding(const Tensor& x);
 // Rotary position embedding of heads (B, H, L, E), rotate-half pairing (nodes/rope.hpp).
-Tensor rope(const Tensor& x, double base);
+// offsets: per batch entry, the position of row 0 (rope_in_cache: lengths[b] − L); empty: 0.
+Tensor rope(const Tensor& x, double base, const std::vector<std::int64_t>& offsets = {});
 
 // Masks set removed pairs to -inf.
 void mask_key_padding(Tensor& scores, const Tensor& padded /* (B, Lk), nonzero = padded */);
