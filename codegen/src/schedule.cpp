@@ -237,7 +237,8 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     Func per_lane = core.dot.per_lane;
     const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
     // Four keys at a time: four independent chains of FMAs (one key's E/lanes products depend on each
-    // other, 4 cycles apiece), each row of Q loaded once for the four.
+    // other, 4 cycles apiece), each row of Q loaded once for the four. (A vector of keys at a time, their
+    // lane sums read back as vectors of keys at stride `lanes`, measured 2x slower: gathers.)
     constexpr int keys_at_once = 4;
     Func sum = core.dot.sum;
     Var ko("ko"), ki("ki");
@@ -248,18 +249,20 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         .vectorize(u[0], lanes)
         .unroll(u[1])
         .unroll(per_lane.rvars(0).at(0));
-    core.block_scores.compute_at(tile);
+    core.block_scores.compute_at(tile).vectorize(core.block_scores.args()[0], lanes, TailStrategy::RoundUp);
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
     core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
     reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, tile, lanes);
-    // exps · V: per row, E/lanes accumulators over the tile's keys, each V row read once per row (L1).
+    // exps · V: per row, E/lanes accumulators in registers over the tile's keys. (The group's heads
+    // unrolled inside the key loop, each V row loaded once for all: no faster on Zen 4, decode_gqa.)
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, q, g, hk, b, kb)
     acc.compute_at(tile).vectorize(w[0], lanes, TailStrategy::RoundUp);
     Var eo("eo"), ei("ei");
+    const RVar rk = acc.rvars(0).at(0);
     acc.update()
         .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-        .reorder(ei, eo, acc.rvars(0).at(0), w[1], w[2])
+        .reorder(ei, eo, rk, w[1], w[2])
         .vectorize(ei)
         .unroll(eo);
 
