@@ -1,5 +1,5 @@
 // The machine's memory read bandwidth, measured: N threads each sum their part of a buffer far larger
-// than the caches (512 MiB) with the widest vector loads the CPU has, the median of several passes.
+// than the caches (512 MiB) with the widest vector loads the CPU has, the fastest of several passes.
 // The bound of memory-bound kernels (decoding over a KV cache) as the FMA peak is of the others.
 #pragma once
 
