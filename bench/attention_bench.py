@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import decode_peers  # noqa: E402
 import peers as peer_modules  # noqa: E402
 import report  # noqa: E402
+from timing import time_batch  # noqa: E402
 
 E, H, D = 64, 8, 512
 
@@ -89,20 +90,6 @@ def make_inputs(variant, B, L, rng):
     kv = 128 if variant == "gqa" else D
     w = lambda o: (rng.standard_normal((D, o), dtype=np.float32) / np.sqrt(D)).astype(np.float32)
     return {"x": rng.standard_normal((B, L, D), dtype=np.float32), "wq": w(D), "wk": w(kv), "wv": w(kv), "wo": w(D)}
-
-
-def time_batch(call, min_calls=3, min_seconds=0.5, before=None):
-    """Median seconds of call(); `before` (if given) runs before every call, outside the timed region."""
-    before = before or (lambda: None)
-    before()
-    call()  # warm-up
-    times, start = [], time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - start < min_seconds:
-        before()
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 class Ours:

@@ -18,14 +18,14 @@ inputs (say which and why); the grid then leaves that peer out of the cell.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 # PyTorch's OpenMP threads spin between calls unless told otherwise (see attention_bench.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
+
+from timing import time_batch  # noqa: E402
 
 VARIANTS = {"decode": None, "decode_gqa": (32, 8, 128)}  # (Hq, Hkv, E) where fixed; decode: H run-time, E = 64
 
@@ -397,20 +397,6 @@ def to_numpy(x):
     return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
 
 
-def time_call(call, min_calls=3, min_seconds=0.5):
-    """Median seconds of call() (call.before, if any, runs untimed before each call); one warm-up call."""
-    before = getattr(call, "before", None) or (lambda: None)
-    before()
-    call()
-    times, start = [], time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - start < min_seconds:
-        before()
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def self_check(found):
     """Every peer against decode_reference on small shapes; returns False if any supported case fails."""
     rng = np.random.default_rng(0)
@@ -466,7 +452,7 @@ def demo(found, B=1, Lk=4096, threads=1):
                     print(f"  {variant:10} Lq={Lq} {name:58} unsupported: {e}")
                     continue
                 c = check(run_once(call), ref)
-                s = time_call(call)
+                s = time_batch(call, before=getattr(call, "before", None))
                 print(f"  {variant:10} Lq={Lq} {name:58} {s * 1e3:8.3f} ms {gb / s:7.1f} GB/s  "
                       f"check {'ok' if c['ok'] else 'FAILED'} ({c['max_abs_error']:.1e})")
                 del call

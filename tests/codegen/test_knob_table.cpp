@@ -68,6 +68,22 @@ BOOST_AUTO_TEST_CASE(generator_params_follow_the_table) {
     BOOST_CHECK_NO_THROW(g->build_pipeline());
 }
 
+// The decode strategy builds output kernels whose head width is whole vectors, and refuses the rest
+// with a message instead of failing inside the schedule.
+BOOST_AUTO_TEST_CASE(decode_strategy_refuses_what_it_cannot_build) {
+    const Halide::GeneratorContext context(Halide::get_host_target());
+    auto generator = [&](const char* variant, const char* result) {
+        auto g = Halide::Internal::GeneratorRegistry::create("attnforge_attention", context);
+        g->set_generatorparam_value("variant", variant);
+        g->set_generatorparam_value("result", result);
+        g->set_generatorparam_value("strategy", "decode");
+        return g;
+    };
+    BOOST_CHECK_NO_THROW(generator("decode", "output")->build_pipeline());
+    BOOST_CHECK_THROW(generator("seed_attention", "output")->build_pipeline(), std::invalid_argument);  // E = 3
+    BOOST_CHECK_THROW(generator("decode", "attention_weights")->build_pipeline(), std::invalid_argument);
+}
+
 // The algorithm knobs make the plan; the schedule knobs never change it.
 BOOST_AUTO_TEST_CASE(plan_reads_the_algorithm_knobs_only) {
     const Halide::Target avx512("x86-64-linux-avx512_skylake");

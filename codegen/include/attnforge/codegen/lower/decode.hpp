@@ -34,20 +34,11 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     // One key tile: its scores (past Lk masked; the product reads clamped), max, exps, sum and exps · V.
     core.block_scores = Halide::Func(name + "_block_scores");
     core.block_scores(kk, q, g, hk, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, q, head, b), inf));
-    const std::vector<Halide::Var> block_row{q, g, hk, b, kb};
-    std::tie(core.block_max, core.block_max_lanes) =
-        reduce_by_lanes(name + "_block_max", lane_max(), core.block_scores, Kt, block_row, q, {}, 1, plan.lanes);
-    const Expr block_max = core.block_max(q, g, hk, b, kb);
-    core.block_exps = Halide::Func(name + "_block_exps");
-    core.block_exps(kk, q, g, hk, b, kb) = softmax_exp2(core.block_scores(kk, q, g, hk, b, kb) -
-                                                        ieee(Halide::select(block_max == inf, 0.0f, block_max)));
-    std::tie(core.block_sum, core.block_sum_lanes) =
-        reduce_by_lanes(name + "_block_sum", lane_sum(), core.block_exps, Kt, block_row, q, {}, 1, plan.lanes);
-    Halide::RDom rk(0, Kt, "rk");
-    core.block_weighted = Halide::Func(name + "_block_weighted");
-    core.block_weighted(e, q, g, hk, b, kb) = 0.0f;
-    core.block_weighted(e, q, g, hk, b, kb) +=
-        core.block_exps(rk, q, g, hk, b, kb) * core.values(e, Halide::min(kb * Kt + rk, Lk - 1), hk, b);
+    const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e,
+                                     [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), hk, b); });
+    std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
+             core.block_weighted) =
+        std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
 
     // The state of split s: its tiles kb = s·T + rb, those that exist, hold valid keys and reach the
     // band of some query (query 0 sits lowest, query Lq − 1 highest).

@@ -1,11 +1,17 @@
-// The online-softmax merge of a key block into a running state, shared by the streaming and decode
-// cores: scores in base 2, m' = max(m, m_b), l' = l·2^(m−m') + l_b·2^(m_b−m'), acc' likewise.
+// One key block of the online softmax and its merge into a running state, shared by the streaming and
+// decode cores: scores in base 2, m' = max(m, m_b), l' = l·2^(m−m') + l_b·2^(m_b−m'), acc' likewise.
 #pragma once
 
 #include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
 #include <Halide.h>
+
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 namespace attnforge::codegen::detail {
 
@@ -23,6 +29,38 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
     const Halide::Expr f = ieee(Halide::select(m_new == inf, 0.0f, softmax_exp2(smaller - m_new)));
     return {m_new, ieee(Halide::select(m_old == m_new && m_new != inf, 1.0f, f)),
             ieee(Halide::select(m_old == m_new, f, 1.0f))};
+}
+
+// A key block of key_tile keys: its scores (kk, row...) in base 2 (keys past Lk already −∞) give the
+// block's max and sum (row...) reduced lane by lane, its exps (kk, row...) and exps · V (e, row...),
+// where value(rk) is V at column e for the block's key rk. row[0] is the query index.
+struct KeyBlock {
+    Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
+};
+
+inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, const std::vector<Halide::Var>& row,
+                          int key_tile, int lanes, const Halide::Var& e,
+                          const std::function<Halide::Expr(const Halide::Expr&)>& value) {
+    const Halide::Expr inf = minus_infinity();
+    const Halide::Var kk = scores.args().at(0);
+    auto with = [&](const auto& first) {
+        std::vector<Halide::Expr> args{Halide::Expr(first)};
+        args.insert(args.end(), row.begin(), row.end());
+        return args;
+    };
+    KeyBlock k;
+    std::tie(k.max, k.max_lanes) = reduce_by_lanes(name + "_block_max", lane_max(), scores, key_tile, row, row.at(0), {},
+                                                   1, lanes);
+    const Halide::Expr m = k.max(row);
+    k.exps = Halide::Func(name + "_block_exps");
+    k.exps(with(kk)) = softmax_exp2(scores(with(kk)) - ieee(Halide::select(m == inf, 0.0f, m)));
+    std::tie(k.sum, k.sum_lanes) = reduce_by_lanes(name + "_block_sum", lane_sum(), k.exps, key_tile, row, row.at(0),
+                                                   {}, 1, lanes);
+    Halide::RDom rk(0, key_tile, "rk");
+    k.weighted = Halide::Func(name + "_block_weighted");
+    k.weighted(with(e)) = 0.0f;
+    k.weighted(with(e)) += k.exps(with(rk.x)) * value(rk.x);
+    return k;
 }
 
 }  // namespace attnforge::codegen::detail

@@ -39,6 +39,20 @@ inline LaneReduction lane_sum() {
     return {Halide::Expr(0.0f), [](const Halide::Expr& a, const Halide::Expr& c) { return a + c; }};
 }
 
+// The lanes' partial results lane(0) ... lane(lanes − 1) combined in one expression, a tree of pairs:
+// no loop and no memory round trip (LLVM keeps the lanes in registers).
+inline Halide::Expr combine_lanes(const LaneReduction& op, const std::function<Halide::Expr(int)>& lane, int lanes) {
+    std::vector<Halide::Expr> level;
+    for (int i = 0; i < lanes; ++i) level.push_back(lane(i));
+    while (level.size() > 1) {
+        std::vector<Halide::Expr> next;
+        for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(op.combine(level[i], level[i + 1]));
+        if (level.size() % 2) next.push_back(level.back());
+        level = std::move(next);
+    }
+    return level.front();
+}
+
 // A reduction of each row of x(k, row...) over its Lk keys, split by lanes in the algorithm itself:
 // lane u of (u, row...) reduces the keys ≡ u (mod lanes), whole vectors of keys (those past Lk count
 // as the identity: score tiles are whole vectors, their inputs read clamped, so they exist), and the
@@ -68,15 +82,7 @@ inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& 
     Halide::Func per_lane(name + "_lanes"), row(name);
     per_lane(lane_vars) = op.identity;
     per_lane(lane_vars) = op.combine(per_lane(lane_vars), Halide::select(key < Lk, x(at(key)), op.identity));
-    std::vector<Halide::Expr> level;
-    for (int i = 0; i < lanes; ++i) level.push_back(per_lane(at(i)));
-    while (level.size() > 1) {
-        std::vector<Halide::Expr> next;
-        for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(op.combine(level[i], level[i + 1]));
-        if (level.size() % 2) next.push_back(level.back());
-        level = std::move(next);
-    }
-    row(row_vars) = level.front();
+    row(row_vars) = combine_lanes(op, [&](int i) { return per_lane(at(i)); }, lanes);
     return {row, per_lane};
 }
 

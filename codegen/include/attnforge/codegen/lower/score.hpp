@@ -35,7 +35,11 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     constexpr int E = Q::kind::head_width;
     const float scale = static_cast<float>(n.effective_scale() * (shape.base2 ? log2_e : 1.0));
     const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
-    if (std::holds_alternative<DecodePlan>(ctx.plan) && E % tiles.lanes == 0) {
+    if (std::holds_alternative<DecodePlan>(ctx.plan)) {
+        if (E % tiles.lanes != 0)
+            throw std::invalid_argument("attnforge lowering: the decode strategy reduces the score product lane by "
+                                        "lane along E; the head width E = " + std::to_string(E) +
+                                        " is not a multiple of the vector lanes (" + std::to_string(tiles.lanes) + ")");
         // Decoding: K read in place, one key row at a time (no packing: the cache is streamed once).
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
         // lanes combine in one expression (a shuffle tree, as reduce_by_lanes), no loop over them.
@@ -46,14 +50,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         per_lane(u, kv, qi, h, b) = 0.0f;
         per_lane(u, kv, qi, h, b) += q.func(column, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) *
                                      k.func(column, Halide::clamp(kv, 0, k.extents[1] - 1), h / group, b);
-        std::vector<Halide::Expr> level;
-        for (int i = 0; i < tiles.lanes; ++i) level.push_back(per_lane(i, kv, qi, h, b));
-        while (level.size() > 1) {
-            std::vector<Halide::Expr> next;
-            for (std::size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(level[i] + level[i + 1]);
-            level = std::move(next);
-        }
-        sum(kv, qi, h, b) = level.front();
+        sum(kv, qi, h, b) = combine_lanes(lane_sum(), [&](int i) { return per_lane(i, kv, qi, h, b); }, tiles.lanes);
         f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
         ScoreProduct product{f, sum, Halide::Func(), per_lane};
         return {product, Lowered{f, extents}};

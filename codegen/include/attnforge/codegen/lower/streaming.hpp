@@ -33,20 +33,12 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
     block_scores(kk, qi, qt, h, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, h, b), inf));
 
-    const std::vector<Halide::Var> block_row{qi, qt, h, b, kb};
-    std::tie(core.block_max, core.block_max_lanes) =
-        reduce_by_lanes(name + "_block_max", lane_max(), block_scores, Kb, block_row, qi, {}, Qb, plan.lanes);
-    const Expr block_max = core.block_max(qi, qt, h, b, kb);
-    core.block_exps = Halide::Func(name + "_block_exps");
-    core.block_exps(kk, qi, qt, h, b, kb) =
-        softmax_exp2(block_scores(kk, qi, qt, h, b, kb) - ieee(Halide::select(block_max == inf, 0.0f, block_max)));
-    std::tie(core.block_sum, core.block_sum_lanes) =
-        reduce_by_lanes(name + "_block_sum", lane_sum(), core.block_exps, Kb, block_row, qi, {}, Qb, plan.lanes);
-    Halide::RDom rk(0, Kb, "rk");
-    core.block_weighted = Halide::Func(name + "_block_weighted");
-    core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
-    core.block_weighted(e, qi, qt, h, b, kb) +=
-        core.block_exps(rk, qi, qt, h, b, kb) * core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
+    const KeyBlock block = key_block(name, block_scores, {qi, qt, h, b, kb}, Kb, plan.lanes, e, [&](const Expr& rk) {
+        return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
+    });
+    std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
+             core.block_weighted) =
+        std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
     // cache the tile's queries sit offset(b) further), to the valid keys of a cache, and to the range of
