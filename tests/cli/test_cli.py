@@ -285,6 +285,11 @@ class BenchTest(unittest.TestCase):
         for row in rows:
             self.assertGreater(row["ms"], 0)
             self.assertGreater(row["peak_gflops"], 0)
+            # The read bandwidth measured in the same run, and the bytes every input and the output take.
+            self.assertGreater(row["read_bandwidth_gbs"], 0)
+            self.assertEqual(row["bytes"], 4 * (3 * 1 * 2 * 40 * 64 + 1 * 2 * 40 * 64))  # q, k, v, output
+            self.assertAlmostEqual(row["gbs"], row["bytes"] / row["ms"] / 1e6, delta=1e-6 * row["gbs"])
+            self.assertAlmostEqual(row["fraction_of_bandwidth"], row["gbs"] / row["read_bandwidth_gbs"], places=9)
 
     def test_chosen_only_times_the_kernel_the_rule_picks(self):
         rows = self.rows("--chosen-only")

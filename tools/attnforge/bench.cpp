@@ -74,6 +74,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
         double bytes = 0;
         for (const auto& [name, t] : inputs) bytes += static_cast<double>(t.element_count()) * double(t.item_bytes());
+        bytes += static_cast<double>(dsl::element_count(attnforge::testing::shape_for(sig.output, sizes))) * 4.0;
         std::string shape = fmt::format("B={}", o.batch);
         for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
         for (const auto& d : sig.inputs.front().dims)
