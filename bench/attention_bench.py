@@ -20,6 +20,18 @@ checked against decode_peers.decode_reference (float64 NumPy) with the same boun
 K+V cache bytes read per call over the time (GB/s) and, where `attnforge bench --json` gives a measured read
 bandwidth (read_bandwidth_gbs, per thread count), the fraction of it. A variant that `attnforge list --json`
 does not list is left out with a message.
+
+Flex cells (`--flex`, instead of the grids above; bench/flex_peers.py): the flexible variants sliding_window_attention,
+prefix_lm_attention, document_attention, alibi_attention, softcap_attention, relative_position_attention and
+mha_causal_padding at B = 1, H = 8, L 512, 2048 and 8192 (`--quick`: 256, one thread), against FlexAttention
+(torch.compile, score_mod / block mask; its compile seconds reported apart), PyTorch SDPA and OpenVINO SDPA with a
+dense mask. Index inputs: 4 equal documents, prefix_length L/4, keys padded from 3L/4. Each cell's inputs are saved
+as .npy and given to attnforge too (`attnforge run` for the check, `attnforge bench --input` for the time), so every
+implementation sees the same documents, prefixes and padding; every output, ours included, is checked against
+flex_peers.reference (float64 NumPy) over the rows that have an allowed key. Rows also carry the live fraction of
+64 x 64 blocks; document_attention at the largest L is also timed with 1, 2, 8 and 16 documents (ours and
+FlexAttention only: the dense-mask peers do the same work whatever the documents).
+Calls are timed until 3 calls and 0.3 s per batch (ours: `--min-seconds 0.3`).
 """
 import argparse
 import datetime
@@ -40,6 +52,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import decode_peers  # noqa: E402
+import flex_peers  # noqa: E402
 import peers as peer_modules  # noqa: E402
 import report  # noqa: E402
 from timing import time_batch  # noqa: E402
@@ -84,6 +97,113 @@ def decode_kv_bytes(variant, B, Lk):
     return 2 * B * Hkv * Lk * E * 4
 
 
+FLEX_DOCUMENTS = (1, 2, 4, 8, 16)  # document_attention at the largest L: time against the number of documents
+FLEX_MIN_SECONDS = 0.3
+
+
+FLEX_PROTOCOL = """implementations interleaved round-robin, `--rounds` rounds; each round one batch per implementation
+(warm-up, then calls until 3 calls and 0.3 s; ours `attnforge bench --chosen-only --min-seconds 0.3 --input ...`), its
+median; reported: the median of the batch medians. FlexAttention compiles in its first call, made before timing
+(reported as compile s). Each round starts with `attnforge bench` measuring the FMA peak; a round whose peak is below
+85% of the best seen for its thread count is taken again (at most 3 times per cell). Every output, ours included, is
+checked first against flex_peers.reference (float64 NumPy) over the rows with an allowed key
+(docs/contract.md §5: max|impl − ref| ≤ 1e-4·(1 + max|ref|))."""
+
+
+def flex_grid(quick):
+    """(variant, B, L, documents, sweep) cells: every variant of flex_peers at B = 1, H = 8 and each length
+    (document_attention: 4 equal documents), then document_attention at the largest length with the other numbers
+    of documents of FLEX_DOCUMENTS (sweep = True: the extra table, left out of the main one)."""
+    lengths = (256,) if quick else (512, 2048, 8192)
+    cells = [(v, 1, L, 4 if v == "document_attention" else None, False) for v in flex_peers.VARIANTS for L in lengths]
+    return cells + [("document_attention", 1, lengths[-1], n, True) for n in FLEX_DOCUMENTS if n != 4]
+
+
+def flex_shape(variant, inputs, documents):
+    B, H_, L = flex_peers.sizes(variant, inputs)
+    if variant == "mha_causal_padding":
+        valid = int((~inputs["key_padding_mask"][0]).sum())
+        return f"B={B} L={L} D={D} unpadded={valid}"  # keys [unpadded, L) padded (batch entry 0; B = 1 here)
+    shape = f"B={B} H={H_} L={L}"
+    if variant == "document_attention":
+        shape += f" docs={documents}"
+    if variant == "prefix_lm_attention":
+        shape += f" prefix={int(inputs['prefix_length'][0])}"
+    return shape
+
+
+def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_peak):
+    """The flex cells (bench/flex_peers.py): per cell the inputs saved as .npy and given to attnforge (`run` for the
+    check, `bench --input` for the time); every output checked against flex_peers.reference over the rows with an
+    allowed key (at the first thread count, right after prepare; FlexAttention compiles there, per thread count),
+    then timed round-robin as the other cells. Rows gain live_fraction (64 x 64 blocks with any allowed pair),
+    documents and sweep; FlexAttention's rows compile_s, fallback and block_mask_density (its 128 x 128 blocks)."""
+    started = time.time()
+    for n, (variant, B, L, documents, sweep) in enumerate(cells):
+        inputs = flex_peers.make_inputs(variant, B, L, rng, heads=H, documents=documents or 4)
+        shape = flex_shape(variant, inputs, documents)
+        reference = flex_peers.reference(variant, inputs)
+        has_key = flex_peers.rows_with_key(variant, inputs)
+        live = flex_peers.live_fraction(variant, inputs)
+        extra = {"live_fraction": live, "documents": documents, "sweep": sweep}
+        ok, errors = {}, {}
+        with tempfile.TemporaryDirectory() as tmp:
+            given = save_inputs(inputs, tmp)
+            try:
+                c = flex_peers.check(our_output(exe, variant, inputs, tmp, given), reference, has_key)
+            except (subprocess.CalledProcessError, OSError, ValueError) as e:
+                note = (getattr(e, "stderr", None) or str(e)).strip()[:300]
+                c = {"max_abs_error": None, "bound": None, "ok": False, "note": note}
+                print(f"[flex] attnforge run {variant} failed: {note}", file=sys.stderr)
+            checks.append({"variant": variant, "shape": shape, "implementation": "attnforge", **c})
+            ok["attnforge"], errors["attnforge"] = c["ok"], c["max_abs_error"]
+            sizes = ["--length", str(L)] + (["--heads", str(H)] if flex_peers.VARIANTS[variant][0] is None else [])
+            for ti, t in enumerate(threads):
+                calls, info = {}, {}
+                for p in (p for p in fpeers if not sweep or isinstance(p, flex_peers.Flex)):
+                    name = p.name(variant)
+                    try:
+                        f = p.prepare(variant, inputs, t)
+                    except flex_peers.Unsupported as e:
+                        if ti == 0:
+                            print(f"[flex] {name} left out of {variant} {shape}: {e}", file=sys.stderr)
+                        continue
+                    info[name] = getattr(f, "info", {})
+                    if info[name].get("fallback"):
+                        print(f"[flex] {name} {variant} {shape} threads={t} FELL BACK TO EAGER: "
+                              f"{info[name]['fallback']}", file=sys.stderr)
+                    if ti == 0:
+                        c = flex_peers.check(flex_peers.to_numpy(f()), reference, has_key)
+                        checks.append({"variant": variant, "shape": shape, "implementation": name, **c})
+                        ok[name], errors[name] = c["ok"], c["max_abs_error"]
+                    calls[name] = f
+                try:
+                    samples, peak, retakes, ours_rows = measure_rounds(
+                        lambda: ours.batch(variant, B, None, t, sizes + given, min_seconds=FLEX_MIN_SECONDS),
+                        calls, rounds, t, best_peak, min_seconds=FLEX_MIN_SECONDS)
+                except (subprocess.CalledProcessError, ValueError, KeyError) as e:
+                    print(f"[flex] attnforge bench {variant} {shape} failed "
+                          f"({(getattr(e, 'stderr', None) or str(e)).strip()[:300]}); cell left out", file=sys.stderr)
+                    continue
+                finally:
+                    del calls
+                flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
+                for impl, ms in samples.items():
+                    m = statistics.median(ms)
+                    fi = info.get(impl, {})
+                    rows.append({"variant": variant, "shape": shape, "threads": t, "implementation": impl, "ms": m,
+                                 "gflops": flops / m / 1e6, "peak_gflops": statistics.median(peak),
+                                 "fraction_of_peak": flops / m / 1e6 / statistics.median(peak),
+                                 "check_ok": ok.get(impl), "max_abs_error": errors.get(impl), "samples_ms": ms,
+                                 "retaken_rounds": retakes, **extra,
+                                 **{k: fi[k] for k in ("compile_s", "fallback", "block_mask_density") if k in fi}})
+                print(f"[flex {n + 1}/{len(cells)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
+                      + ", ".join(f"{r['implementation']} {r['ms']:.2f} ms"
+                                  + (f" (compile {r['compile_s']:.1f} s)" if "compile_s" in r else "")
+                                  for r in rows[-len(samples):]), flush=True)
+        flex_peers.release()
+
+
 def make_inputs(variant, B, L, rng):
     if variant.startswith("sdpa"):
         return {n: rng.standard_normal((B, H, L, E), dtype=np.float32) for n in ("q", "k", "v")}
@@ -98,10 +218,11 @@ class Ours:
     def __init__(self, exe, strategy=None):
         self.exe, self.strategy = exe, strategy
 
-    def batch(self, variant, B, L, threads, sizes=None):
-        """sizes: the shape options instead of --length L (and --heads for sdpa), e.g. ["--lq", "1", "--lk", "4096"]."""
+    def batch(self, variant, B, L, threads, sizes=None, min_seconds=0.5):
+        """sizes: the shape options instead of --length L (and --heads for sdpa), e.g. ["--lq", "1", "--lk", "4096"]
+        (any other options too, e.g. --input NAME=FILE.npy)."""
         args = [self.exe, "bench", variant, "--batch", str(B), "--threads", str(threads),
-                "--no-interpreter", "--json", "--repeats", "3", "--min-seconds", "0.5"]
+                "--no-interpreter", "--json", "--repeats", "3", "--min-seconds", str(min_seconds)]
         if sizes is not None:
             args += sizes
         else:
@@ -114,17 +235,26 @@ class Ours:
         return rows[0]
 
 
-def listed_variants(exe):
+def listed_variants(exe, grid="decode"):
     """The variants `attnforge list --json` names (empty, with a message, if it cannot say)."""
     try:
         r = subprocess.run([exe, "list", "--json"], capture_output=True, text=True, check=True)
         return {v["variant"] for v in json.loads(r.stdout)}
     except (OSError, subprocess.CalledProcessError, ValueError, KeyError, TypeError) as e:
-        print(f"[decode] `attnforge list --json` failed ({e}); decode cells left out", file=sys.stderr)
+        print(f"[{grid}] `attnforge list --json` failed ({e}); {grid} cells left out", file=sys.stderr)
         return set()
 
 
-def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None):
+def bench_takes_inputs(exe):
+    """Whether `attnforge bench` accepts --input NAME=FILE.npy (inputs given instead of synthetic ones)."""
+    try:
+        r = subprocess.run([exe, "bench", "--help"], capture_output=True, text=True)
+    except OSError:
+        return False
+    return "--input" in r.stdout
+
+
+def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None, min_seconds=0.5):
     """One cell at one thread count: `rounds` kept rounds, round-robin. ours_batch() runs `attnforge bench`
     (one row); calls: {implementation: zero-argument callable, optionally with a .before run untimed}.
     Returns ({implementation: [ms per round]}, [FMA peak per kept round], retaken rounds, [our rows])."""
@@ -143,7 +273,7 @@ def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None):
         if kept == 1 and adams_batch:
             samples["Halide Adams2019"].append(adams_batch()["ms"])
         for name, f in calls.items():
-            samples[name].append(time_batch(f, before=getattr(f, "before", None)) * 1e3)
+            samples[name].append(time_batch(f, min_seconds=min_seconds, before=getattr(f, "before", None)) * 1e3)
     return samples, peak, retakes, ours_rows
 
 
@@ -153,12 +283,20 @@ def check(name, got, ours):
     return {"max_abs_error": err, "bound": bound, "ok": err <= bound}
 
 
-def our_output(exe, variant, inputs, tmp):
-    args = [exe, "run", variant, "--output", os.path.join(tmp, "ours.npy")]
+def save_inputs(inputs, tmp):
+    """Every input as tmp/NAME.npy (docs/contract.md §4: float32 <f4, int32 <i4, bool |b1); the --input options."""
+    args = []
     for name, a in inputs.items():
         path = os.path.join(tmp, name + ".npy")
         np.save(path, a)
         args += ["--input", f"{name}={path}"]
+    return args
+
+
+def our_output(exe, variant, inputs, tmp, given=None):
+    """`attnforge run` on the inputs (given: the --input options of inputs already saved under tmp); float64."""
+    args = [exe, "run", variant, "--output", os.path.join(tmp, "ours.npy")]
+    args += given if given is not None else save_inputs(inputs, tmp)
     subprocess.run(args, capture_output=True, text=True, check=True)
     return np.load(os.path.join(tmp, "ours.npy")).astype(np.float64)
 
@@ -248,14 +386,17 @@ def main():
     ap.add_argument("--variants", default="", help="comma-separated subset of the grid's variants")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="a tiny grid, one thread, one round (a smoke test)")
+    ap.add_argument("--flex", action="store_true",
+                    help="the flex grid (bench/flex_peers.py: FlexAttention, SDPA and OpenVINO with dense masks) "
+                         "instead of the prefill and decode grids; --variants picks among its variants")
     ap.add_argument("--no-adams2019", action="store_true",
                     help="leave out the Adams2019 baseline (for a build without -DATTNFORGE_AUTOSCHEDULED_BASELINES)")
     a = ap.parse_args()
     threads = [1] if a.quick else [int(t) for t in a.threads.split(",")]
     rounds = 1 if a.quick else a.rounds
-    shapes = [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
-    memory = None if a.quick else peak_memory(a.attnforge)
-    peers = [peer_modules.Torch(), peer_modules.OnnxRuntime()]
+    shapes = [] if a.flex else [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
+    memory = None if a.quick or a.flex else peak_memory(a.attnforge)
+    peers = [] if a.flex else [peer_modules.Torch(), peer_modules.OnnxRuntime()]
     ours, adams = Ours(a.attnforge), None if a.no_adams2019 else Ours(a.attnforge, "adams2019")
     rng = np.random.default_rng(0)
     rows, checks, best_peak = [], [], {}
@@ -292,8 +433,8 @@ def main():
                              "samples_ms": ms, "retaken_rounds": retakes})
             print(f"[{n + 1}/{len(shapes)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
                   + ", ".join(f"{r['implementation']} {r['ms']:.2f} ms" for r in rows[-len(samples):]), flush=True)
-    versions = {"PyTorch": peers[0].version, "ONNX Runtime": peers[1].version}
-    cells = [c for c in decode_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")]
+    versions = {"PyTorch": peers[0].version, "ONNX Runtime": peers[1].version} if peers else {}
+    cells = [] if a.flex else [c for c in decode_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")]
     if cells:
         listed = listed_variants(a.attnforge)
         for v in sorted({c[0] for c in cells} - listed):
@@ -304,12 +445,27 @@ def main():
         dpeers = decode_peers.peers()
         versions.update({"OpenVINO": p.version for p in dpeers if isinstance(p, decode_peers.OpenVino)})
         run_decode(a.attnforge, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak)
+    flex = [c for c in flex_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")] if a.flex else []
+    if flex:
+        listed = listed_variants(a.attnforge, "flex")
+        for v in sorted({c[0] for c in flex} - listed):
+            print(f"[flex] attnforge does not list the variant {v} (attnforge list --json): its cells are left out",
+                  file=sys.stderr)
+        flex = [c for c in flex if c[0] in listed]
+    if flex and not bench_takes_inputs(a.attnforge):
+        sys.exit(f"[flex] `{a.attnforge} bench` does not accept --input NAME=FILE.npy: the flex grid needs it so that "
+                 "attnforge is timed on the same document ids, prefix lengths and padding as the peers")
+    if flex:
+        fpeers = flex_peers.peers()
+        versions.update({"PyTorch": p.version for p in fpeers if isinstance(p, flex_peers.TorchSdpa)})
+        versions.update({"OpenVINO": p.version for p in fpeers if isinstance(p, flex_peers.OpenVino)})
+        run_flex(a.attnforge, ours, fpeers, flex, threads, rounds, rng, rows, checks, best_peak)
     result = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
         "machine": {"cpu": report.cpu_model(), "cores": os.cpu_count(), "platform": platform.platform()},
         "versions": {**versions, "Halide": report.halide_version(), "NumPy": np.__version__},
-        "protocol": __doc__.split("Protocol: ")[1].split("\n\n")[0].replace("\n", " "),
+        "protocol": (FLEX_PROTOCOL if a.flex else __doc__.split("Protocol: ")[1].split("\n\n")[0]).replace("\n", " "),
         "rounds": rounds, "rows": rows, "checks": checks,
         "memory": memory,
     }

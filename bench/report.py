@@ -26,6 +26,21 @@ def is_decode(variant):
     return variant.startswith("decode")
 
 
+# The variants of the flex grid (bench/flex_peers.py VARIANTS), reported apart: masks and score modifiers against
+# FlexAttention and dense-mask SDPA peers.
+FLEX_VARIANTS = {"sliding_window_attention", "prefix_lm_attention", "document_attention", "alibi_attention",
+                 "softcap_attention", "relative_position_attention", "mha_causal_padding"}
+
+
+def is_flex(variant):
+    return variant in FLEX_VARIANTS
+
+
+def is_prefill(variant):
+    """The prefill grid of the issue's targets: neither decode nor flex cells."""
+    return not is_decode(variant) and not is_flex(variant)
+
+
 def cells(rows):
     """{(variant, shape, threads): {implementation: row}}"""
     out = {}
@@ -86,7 +101,7 @@ def geometric_mean(values):
 
 
 def targets(rows, memory):
-    rows = [r for r in rows if not is_decode(r["variant"])]  # the issue's targets are those of the prefill grid
+    rows = [r for r in rows if is_prefill(r["variant"])]  # the issue's targets are those of the prefill grid
     c, s = cells(rows), speedups(rows)
     ours = {k: v[OURS] for k, v in c.items() if OURS in v}
     L = lambda shape: _dims(shape)["L"]
@@ -122,7 +137,7 @@ PEER_COLUMNS = ("PyTorch", "ONNX Runtime", "Halide Adams2019")  # by name prefix
 
 def summary(rows):
     """One line per cell: ours (ms, GFLOP/s, % of peak), each peer's ms, best peer ÷ ours."""
-    rows = [r for r in rows if not is_decode(r["variant"])]
+    rows = [r for r in rows if is_prefill(r["variant"])]
     s = speedups(rows)
     out = ["| variant | shape | threads | attnforge ms | GFLOP/s | % of FMA peak | "
            + " | ".join(f"{p} ms" for p in PEER_COLUMNS) + " | best peer ÷ ours |",
@@ -176,9 +191,85 @@ def decode_summary(rows):
     return "\n".join(out)
 
 
+FLEX_PEER_COLUMNS = ("FlexAttention", "PyTorch SDPA", "OpenVINO")
+
+
+def _ms(row, digits=2):
+    if row is None:
+        return "—"
+    flags = (" ✗" if row.get("check_ok") is False else "") + (" (eager fallback!)" if row.get("fallback") else "")
+    return f"{row['ms']:.{digits}f}{flags}"
+
+
+def _prefixed(impls, prefix):
+    return next((v for name, v in impls.items() if name.startswith(prefix)), None)
+
+
+def flex_summary(rows):
+    """Flex cells (the document sweep left out), one line each: the live fraction of 64 x 64 blocks, ours, each peer's
+    ms, FlexAttention's compile seconds (its first call), best peer ÷ ours."""
+    rows = [r for r in rows if is_flex(r["variant"]) and not r.get("sweep")]
+    s = speedups(rows)
+    out = ["| variant | shape | threads | live blocks | attnforge ms | "
+           + " | ".join(f"{p} ms" for p in FLEX_PEER_COLUMNS) + " | FlexAttention compile s | best peer ÷ ours |",
+           "| --- | --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in FLEX_PEER_COLUMNS) + " | ---: | ---: |"]
+    for key, impls in cells(rows).items():
+        if OURS not in impls:
+            continue
+        r, flex = impls[OURS], _prefixed(impls, "FlexAttention")
+        live = "—" if r.get("live_fraction") is None else f"{r['live_fraction']:.3f}"
+        compile_s = f"{flex['compile_s']:.1f}" if flex and flex.get("compile_s") is not None else "—"
+        ratio = f"{s[key]:.2f}×" if key in s else "—"
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {live} | {_ms(r)} | "
+                   + " | ".join(_ms(_prefixed(impls, p)) for p in FLEX_PEER_COLUMNS) + f" | {compile_s} | {ratio} |")
+    if s:
+        out += ["", f"Flex: best peer ÷ ours, geometric mean over {len(s)} cells: {geometric_mean(s.values()):.2f}×; "
+                f"lowest {min(s.values()):.2f}×. Live blocks: the fraction of 64 × 64 blocks of the (query, key) plane "
+                "holding any pair that takes part (— : no mask). FlexAttention compile s: its first call (trace, "
+                "Inductor, g++), not in its ms."]
+    return "\n".join(out)
+
+
+def flex_documents(rows):
+    """document_attention at the sweep's length: ms against the number of documents, and ms ÷ live fraction (constant
+    when the time is proportional to the live blocks)."""
+    sweep = [r for r in rows if r["variant"] == "document_attention" and r.get("sweep")]
+    if not sweep:
+        return ""
+    L = _dims(sweep[0]["shape"])["L"]
+    rows = [r for r in rows if r["variant"] == "document_attention" and _dims(r["shape"])["L"] == L]
+    out = [f"document_attention at L = {L}, time against the number of equal documents (ms ÷ live: the time over the "
+           "live fraction of 64 × 64 blocks, constant if the time is proportional to the live blocks):", "",
+           "| threads | documents | live blocks | attnforge ms | attnforge ms ÷ live | FlexAttention ms | "
+           "FlexAttention ms ÷ live | FlexAttention ÷ ours |",
+           "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    by = sorted(cells(rows).items(), key=lambda kv: (kv[0][2], _dims(kv[0][1]).get("docs", 0)))
+    for key, impls in by:
+        r, flex = impls.get(OURS), _prefixed(impls, "FlexAttention")
+        live = (r or flex or {}).get("live_fraction")
+        per = lambda x: "—" if x is None or not live else f"{x['ms'] / live:.2f}"
+        ratio = f"{flex['ms'] / r['ms']:.2f}×" if r and flex else "—"
+        out.append(f"| {key[2]} | {_dims(key[1]).get('docs', '—')} | {'—' if live is None else f'{live:.3f}'} | "
+                   f"{_ms(r)} | {per(r)} | {_ms(flex)} | {per(flex)} | {ratio} |")
+    return "\n".join(out)
+
+
+def flex_checks(checks):
+    """The flex cells' output checks against flex_peers.reference (float64), one line per implementation."""
+    out = ["| variant | shape | implementation | max abs error | bound | ok | note |",
+           "| --- | --- | --- | ---: | ---: | --- | --- |"]
+    for c in checks:
+        if is_flex(c["variant"]):
+            err = "—" if c.get("max_abs_error") is None else f"{c['max_abs_error']:.1e}"
+            bound = "—" if c.get("bound") is None else f"{c['bound']:.1e}"
+            out.append(f"| {c['variant']} | {c['shape']} | {c['implementation']} | {err} | {bound} | "
+                       f"{'ok' if c['ok'] else '**FAILED**'} | {c.get('note', '')} |")
+    return "\n".join(out)
+
+
 def markdown(result):
     rows, s = result["rows"], speedups(result["rows"])
-    prefill = any(not is_decode(r["variant"]) for r in rows)
+    prefill = any(is_prefill(r["variant"]) for r in rows)
     out = [f"Run {result['date']} on {result['machine']['cpu']} ({result['machine']['cores']} cores); "
            + ", ".join(f"{k} {v}" for k, v in result["versions"].items()) + ".",
            f"Command: `{result['command']}`. Protocol: {result['protocol']}"]
@@ -187,6 +278,13 @@ def markdown(result):
         out += [f"| {name} | {'yes' if ok else '**no**'} | {measured} |" for name, ok, measured in targets(rows, result.get("memory"))]
     if any(is_decode(r["variant"]) for r in rows):
         out += ["", "Decode (one step over a full KV cache, bench/decode_peers.py):", "", decode_summary(rows)]
+    if any(is_flex(r["variant"]) for r in rows):
+        out += ["", "Flexible variants (masks and score modifiers, bench/flex_peers.py; every output, ours included, "
+                "checked against flex_peers.reference over the rows with an allowed key):", "", flex_summary(rows)]
+        documents = flex_documents(rows)
+        if documents:
+            out += ["", documents]
+        out += ["", "Flex output checks (at the first thread count):", "", flex_checks(result.get("checks", []))]
     retaken = sum(r.get("retaken_rounds", 0) for r in rows if r["implementation"] == OURS)
     out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}."]
     if prefill:
@@ -195,6 +293,8 @@ def markdown(result):
                 "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: |"]
     decode = []
     for key, impls in cells(rows).items():
+        if is_flex(key[0]):
+            continue  # every implementation is in the flex table already
         for name, r in sorted(impls.items(), key=lambda kv: kv[1]["ms"]):
             ok = {True: "ok", False: "**FAILED**", None: "reference" if name == OURS else "—"}[r["check_ok"]]
             ratio = f"**{s[key]:.2f}×**" if name == OURS and key in s else ""

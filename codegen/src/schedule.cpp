@@ -97,7 +97,9 @@ void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knob
 void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& level, const Halide::LoopLevel& task,
                             const Tiles& tiles, const Knobs& k) {
     const int lanes = tiles.lanes;
-    Func dot = core.dot.scaled, sum = core.dot.sum;
+    // The tile stored from the accumulators: the scaled product, or the final scores where a modifier
+    // would otherwise be evaluated at every read (CoreCommon::store_scores; the product then inlined).
+    Func dot = core.store_scores ? core.scores : core.dot.scaled, sum = core.dot.sum;
     const std::vector<Var> d = dot.args();  // (k, q, h, b)
     Var ko("ko"), ki("ki"), qo("qo"), qi("qi");
     dot.compute_at(level)

@@ -297,6 +297,27 @@ class BenchTest(unittest.TestCase):
         self.assertTrue(rows[0]["chosen_by_rule"])
         self.assertTrue(rows[0]["engine"].startswith("sdpa__materialized"))
 
+    def test_given_inputs_replace_synthetic_ones(self):
+        d = tempfile.mkdtemp()
+        ids = np.repeat(np.arange(4, dtype=np.int32), 16)[None]  # 4 documents of 16 tokens
+        np.save(os.path.join(d, "ids.npy"), ids)
+        r = attnforge("bench", "document_attention", "--length", "64", "--heads", "2", "--threads", "1",
+                      "--no-interpreter", "--repeats", "1", "--min-seconds", "0", "--json",
+                      f"--input=document_ids={d}/ids.npy")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # A shape other than the sizes give: bad input, both shapes named.
+        r = attnforge("bench", "document_attention", "--length", "32", "--threads", "1", "--no-interpreter",
+                      f"--input=document_ids={d}/ids.npy")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("(1, 64)", r.stderr)
+        self.assertIn("(1, 32)", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        # An input the variant does not take.
+        r = attnforge("bench", "sdpa", "--length", "64", "--threads", "1", "--no-interpreter",
+                      f"--input=document_ids={d}/ids.npy")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("unexpected input 'document_ids'", r.stderr)
+
     def test_negative_min_seconds_is_bad_usage(self):
         r = attnforge("bench", "sdpa", "--min-seconds", "-1")
         self.assertNotEqual(r.returncode, 0)

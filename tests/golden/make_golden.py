@@ -133,10 +133,13 @@ def case_mha(b, l, is_causal=False):
     return {"x": x}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
 
 
-def case_mha_padding(b, l, lengths):
+def case_mha_padding(b, l, lengths, is_causal=False):
     x = act(b, l, 512)
     padded = np.array([[j >= n for j in range(l)] for n in lengths], dtype=bool)  # True = padded key
-    y, p = mha(x, x, W512, allowed=~padded[:, None, None, :])
+    allowed = ~padded[:, None, None, :]
+    if is_causal:
+        allowed = allowed & causal(l, l)
+    y, p = mha(x, x, W512, allowed=allowed)
     return {"x": x, "key_padding_mask": padded}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
 
 
@@ -319,6 +322,10 @@ CASES = {
                               "B3_H1_Lq4_L200": lambda: case_decode(1, 4, 200, [200, 131, 0], window=128)},
     "decode_rope": {"B3_H2_Lq4_L300": lambda: case_decode(2, 4, 300, [300, 2, 77], rotate=True),
                     "B1_H1_Lq1_L5000": lambda: case_decode(1, 1, 5000, [4321], rotate=True)},
+    # Causal and key padding together: an entry wholly padded (its rows zero), one padded past its
+    # first key only (every row sees key 0 at least), one unpadded.
+    "mha_causal_padding": {"B3_L6": lambda: case_mha_padding(3, 6, [6, 0, 1], True),
+                           "B2_L9": lambda: case_mha_padding(2, 9, [5, 9], True)},
 }
 
 

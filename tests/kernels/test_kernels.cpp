@@ -120,6 +120,7 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "mha",
                                                        "mha_causal",
                                                        "mha_padding",
+                                                       "mha_causal_padding",
                                                        "gqa",
                                                        "self_attention_layer",
                                                        "positional_self_attention_layer",
@@ -187,6 +188,9 @@ BOOST_AUTO_TEST_CASE(mha_causal) {
 }
 BOOST_AUTO_TEST_CASE(mha_padding) {
     check_variant("mha_padding", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(mha_causal_padding) {
+    check_variant("mha_causal_padding", layer_cases());
 }
 BOOST_AUTO_TEST_CASE(gqa) {
     check_variant("gqa", layer_cases());

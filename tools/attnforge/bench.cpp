@@ -1,5 +1,6 @@
 // attnforge bench VARIANT [--batch B] [--heads H] [--length L] [--lq N] [--lk N] [--threads N,...]
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
+//                 [--input NAME=FILE.npy ...]
 // Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
 // least --repeats calls and 0.5 s, reporting the median. The FMA peak and the read bandwidth are
 // measured in the same run, per thread count, and every GFLOP/s and GB/s (the bytes of the inputs and
@@ -12,6 +13,7 @@
 #include "read_bandwidth.hpp"
 #include "tensors.hpp"
 #include <attnforge/errors.hpp>
+#include <attnforge/interp/tensor.hpp>
 #include <attnforge/runtime/engine.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
@@ -69,7 +71,18 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // A decode step reads a filled cache: every cache length is Lmax.
         attnforge::testing::SyntheticOptions input_options;
         input_options.full_caches = true;
-        const runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, input_options);
+        runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, input_options);
+        // Inputs given as files (index inputs above all: document ids, lengths, masks decide which
+        // blocks a kernel visits) replace the synthetic ones; the sizes still come from the options.
+        for (auto& [name, given] : load_inputs(o.variant, sig, o.inputs, err)) {
+            const runtime::Tensor& made = inputs.at(name);
+            if (given.shape != made.shape)
+                throw input_error(fmt::format("input '{}' has shape {}; --batch {} --heads {} and the lengths given "
+                                              "need {}",
+                                              name, interp::shape_string(given.shape), o.batch, sizes.heads,
+                                              interp::shape_string(made.shape)));
+            inputs.insert_or_assign(name, std::move(given));
+        }
         // The bytes a call must move at least: every input read once, the output written once. What
         // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
         double bytes = 0;

@@ -37,6 +37,7 @@ struct BenchOptions {
     double min_seconds = 0.5;
     bool interpreter = true;
     bool json = false;
+    std::vector<std::string> inputs;  // NAME=FILE.npy: these instead of synthetic ones (same shapes)
 };
 int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
 

@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     bench_cmd->add_flag("!--no-interpreter", bench.interpreter, "Skip the interpreter");
     bench_cmd->add_flag("--json", bench.json, "Also print the rows as JSON");
+    bench_cmd->add_option("--input", bench.inputs,
+                          "NAME=FILE.npy: this input instead of a synthetic one, of the shape the sizes give "
+                          "(repeatable; e.g. the document ids a peer is timed with)");
 
     attnforge::cli::VizOptions viz;
     auto* viz_cmd = app.add_subcommand(

@@ -76,6 +76,10 @@ struct CoreCommon {
     dsl::key_band band;                       // the keys the band masks leave (known when generating), in positions
     RunTimeKeeps run_time;                    // the masks known only at run time
     QueryPositions positions;                 // where the queries sit (a cache), and how many keys are valid
+    // The scores carry a modifier: the schedule stores `scores` (each modified once, straight from the
+    // product's registers) where it would store the bare product, since the softmax reads every score
+    // twice (its max, then its exp) and an inlined modifier (a soft-cap's tanh) would be evaluated twice.
+    bool store_scores = false;
 };
 
 // The materialized strategy's core: all Lk scores of a query tile.

@@ -29,6 +29,11 @@ inline Halide::Expr value_column(const Halide::Var& e, int head_width) {
     return head_width % 64 == 0 ? Halide::Expr(e) : Halide::clamp(e, 0, head_width - 1);
 }
 
+template <class Layer>
+struct is_modify_layer : std::false_type {};
+template <class Expr>
+struct is_modify_layer<dsl::modify_layer<Expr>> : std::true_type {};
+
 }  // namespace detail
 
 template <class Score, class Layers, class Values, dsl::fixed_string Label>
@@ -58,6 +63,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
     }
     boost::hana::for_each(p.layers, [&](const auto& layer) {
         in.scores = detail::apply_layer(layer, in.scores, in.run_time, in.positions, ctx);
+        in.modified |= detail::is_modify_layer<std::decay_t<decltype(layer)>>::value;
     });
     in.in_base2 = Pattern::masks_only;
     in.band = usable;

@@ -16,6 +16,7 @@ struct CoreInputs {
     dsl::key_band band;     // the band masks, known when generating
     RunTimeKeeps run_time;  // the masks known only at run time
     QueryPositions positions;  // where the queries sit (kv_cache)
+    bool modified = false;     // some layer modifies the scores (a score_mod: ALiBi, bias, soft-cap)
     std::string name;       // "softmax_<n>": the prefix of the core's Funcs
 };
 
@@ -34,6 +35,7 @@ inline void fill_common(CoreCommon& core, const CoreInputs& in) {
     core.band = in.band;
     core.run_time = in.run_time;
     core.positions = in.positions;
+    core.store_scores = in.modified;
 }
 
 }  // namespace attnforge::codegen::detail
