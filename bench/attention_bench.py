@@ -110,11 +110,12 @@ checked first against flex_peers.reference (float64 NumPy) over the rows with an
 (docs/contract.md §5: max|impl − ref| ≤ 1e-4·(1 + max|ref|))."""
 
 
-def flex_grid(quick):
+def flex_grid(quick, only_lengths=None):
     """(variant, B, L, documents, sweep) cells: every variant of flex_peers at B = 1, H = 8 and each length
     (document_attention: 4 equal documents), then document_attention at the largest length with the other numbers
     of documents of FLEX_DOCUMENTS (sweep = True: the extra table, left out of the main one)."""
     lengths = (256,) if quick else (512, 2048, 8192)
+    lengths = tuple(L for L in lengths if not only_lengths or L in only_lengths)
     cells = [(v, 1, L, 4 if v == "document_attention" else None, False) for v in flex_peers.VARIANTS for L in lengths]
     return cells + [("document_attention", 1, lengths[-1], n, True) for n in FLEX_DOCUMENTS if n != 4]
 
@@ -386,6 +387,7 @@ def main():
     ap.add_argument("--variants", default="", help="comma-separated subset of the grid's variants")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="a tiny grid, one thread, one round (a smoke test)")
+    ap.add_argument("--lengths", default="", help="flex grid: comma-separated subset of its lengths")
     ap.add_argument("--flex", action="store_true",
                     help="the flex grid (bench/flex_peers.py: FlexAttention, SDPA and OpenVINO with dense masks) "
                          "instead of the prefill and decode grids; --variants picks among its variants")
@@ -445,7 +447,7 @@ def main():
         dpeers = decode_peers.peers()
         versions.update({"OpenVINO": p.version for p in dpeers if isinstance(p, decode_peers.OpenVino)})
         run_decode(a.attnforge, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak)
-    flex = [c for c in flex_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")] if a.flex else []
+    flex = [c for c in flex_grid(a.quick, [int(x) for x in a.lengths.split(",")] if a.lengths else None) if not a.variants or c[0] in a.variants.split(",")] if a.flex else []
     if flex:
         listed = listed_variants(a.attnforge, "flex")
         for v in sorted({c[0] for c in flex} - listed):
