@@ -29,8 +29,9 @@ dense mask. Index inputs: 4 equal documents, prefix_length L/4, keys padded from
 as .npy and given to attnforge too (`attnforge run` for the check, `attnforge bench --input` for the time), so every
 implementation sees the same documents, prefixes and padding; every output, ours included, is checked against
 flex_peers.reference (float64 NumPy) over the rows that have an allowed key. Rows also carry the live fraction of
-64 x 64 blocks; document_attention at the largest L is also timed with 1, 2, 8 and 16 documents (ours and
-FlexAttention only: the dense-mask peers do the same work whatever the documents).
+64 x 64 blocks; at the largest L, document_attention is also timed with 1, 2, 8 and 16 documents and
+prefix_lm_attention with prefixes 0, L/8, L/2 and L (ours and FlexAttention only: the dense-mask peers do the same
+work whatever the documents or the prefix).
 Calls are timed until 3 calls and 0.3 s per batch (ours: `--min-seconds 0.3`).
 """
 import argparse
@@ -98,6 +99,7 @@ def decode_kv_bytes(variant, B, Lk):
 
 
 FLEX_DOCUMENTS = (1, 2, 4, 8, 16)  # document_attention at the largest L: time against the number of documents
+FLEX_PREFIXES = (0, 1 / 8, 1 / 4, 1 / 2, 1)  # prefix_lm_attention at the largest L: prefix_length / L
 FLEX_MIN_SECONDS = 0.3
 
 
@@ -111,13 +113,17 @@ checked first against flex_peers.reference (float64 NumPy) over the rows with an
 
 
 def flex_grid(quick, only_lengths=None):
-    """(variant, B, L, documents, sweep) cells: every variant of flex_peers at B = 1, H = 8 and each length
-    (document_attention: 4 equal documents), then document_attention at the largest length with the other numbers
-    of documents of FLEX_DOCUMENTS (sweep = True: the extra table, left out of the main one)."""
+    """(variant, B, L, documents, sweep, prefix) cells: every variant of flex_peers at B = 1, H = 8 and each length
+    (document_attention: 4 equal documents; prefix_lm_attention: prefix L/4), then at the largest length
+    document_attention with the other numbers of documents of FLEX_DOCUMENTS and prefix_lm_attention with the other
+    prefixes of FLEX_PREFIXES (sweep = True: the extra tables, left out of the main one)."""
     lengths = (256,) if quick else (512, 2048, 8192)
     lengths = tuple(L for L in lengths if not only_lengths or L in only_lengths)
-    cells = [(v, 1, L, 4 if v == "document_attention" else None, False) for v in flex_peers.VARIANTS for L in lengths]
-    return cells + [("document_attention", 1, lengths[-1], n, True) for n in FLEX_DOCUMENTS if n != 4]
+    cells = [(v, 1, L, 4 if v == "document_attention" else None, False, L // 4 if v == "prefix_lm_attention" else None)
+             for v in flex_peers.VARIANTS for L in lengths]
+    L = lengths[-1]
+    return (cells + [("document_attention", 1, L, n, True, None) for n in FLEX_DOCUMENTS if n != 4]
+            + [("prefix_lm_attention", 1, L, None, True, int(f * L)) for f in FLEX_PREFIXES if f != 1 / 4])
 
 
 def flex_shape(variant, inputs, documents):
@@ -140,8 +146,9 @@ def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_
     then timed round-robin as the other cells. Rows gain live_fraction (64 x 64 blocks with any allowed pair),
     documents and sweep; FlexAttention's rows compile_s, fallback and block_mask_density (its 128 x 128 blocks)."""
     started = time.time()
-    for n, (variant, B, L, documents, sweep) in enumerate(cells):
-        inputs = flex_peers.make_inputs(variant, B, L, rng, heads=H, documents=documents or 4)
+    for n, (variant, B, L, documents, sweep, prefix) in enumerate(cells):
+        inputs = flex_peers.make_inputs(variant, B, L, rng, heads=H, documents=documents or 4,
+                                        prefix_length=None if prefix is None else [prefix] * B)
         shape = flex_shape(variant, inputs, documents)
         reference = flex_peers.reference(variant, inputs)
         has_key = flex_peers.rows_with_key(variant, inputs)

@@ -230,28 +230,36 @@ def flex_summary(rows):
     return "\n".join(out)
 
 
-def flex_documents(rows):
-    """document_attention at the sweep's length: ms against the number of documents, and ms ÷ live fraction (constant
-    when the time is proportional to the live blocks)."""
-    sweep = [r for r in rows if r["variant"] == "document_attention" and r.get("sweep")]
+def flex_sweep(rows, variant, key_name, what, column):
+    """`variant` at its sweep's length: ms against the shape's `key_name` (docs, prefix), and ms ÷ live fraction
+    (constant when the time is proportional to the live blocks)."""
+    sweep = [r for r in rows if r["variant"] == variant and r.get("sweep")]
     if not sweep:
         return ""
     L = _dims(sweep[0]["shape"])["L"]
-    rows = [r for r in rows if r["variant"] == "document_attention" and _dims(r["shape"])["L"] == L]
-    out = [f"document_attention at L = {L}, time against the number of equal documents (ms ÷ live: the time over the "
+    rows = [r for r in rows if r["variant"] == variant and _dims(r["shape"])["L"] == L]
+    out = [f"{variant} at L = {L}, time against {what} (ms ÷ live: the time over the "
            "live fraction of 64 × 64 blocks, constant if the time is proportional to the live blocks):", "",
-           "| threads | documents | live blocks | attnforge ms | attnforge ms ÷ live | FlexAttention ms | "
+           f"| threads | {column} | live blocks | attnforge ms | attnforge ms ÷ live | FlexAttention ms | "
            "FlexAttention ms ÷ live | FlexAttention ÷ ours |",
            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    by = sorted(cells(rows).items(), key=lambda kv: (kv[0][2], _dims(kv[0][1]).get("docs", 0)))
+    by = sorted(cells(rows).items(), key=lambda kv: (kv[0][2], _dims(kv[0][1]).get(key_name, 0)))
     for key, impls in by:
         r, flex = impls.get(OURS), _prefixed(impls, "FlexAttention")
         live = (r or flex or {}).get("live_fraction")
         per = lambda x: "—" if x is None or not live else f"{x['ms'] / live:.2f}"
         ratio = f"{flex['ms'] / r['ms']:.2f}×" if r and flex else "—"
-        out.append(f"| {key[2]} | {_dims(key[1]).get('docs', '—')} | {'—' if live is None else f'{live:.3f}'} | "
+        out.append(f"| {key[2]} | {_dims(key[1]).get(key_name, '—')} | {'—' if live is None else f'{live:.3f}'} | "
                    f"{_ms(r)} | {per(r)} | {_ms(flex)} | {per(flex)} | {ratio} |")
     return "\n".join(out)
+
+
+def flex_documents(rows):
+    return flex_sweep(rows, "document_attention", "docs", "the number of equal documents", "documents")
+
+
+def flex_prefixes(rows):
+    return flex_sweep(rows, "prefix_lm_attention", "prefix", "the prefix length (the bidirectional part)", "prefix")
 
 
 def flex_checks(checks):
@@ -281,9 +289,9 @@ def markdown(result):
     if any(is_flex(r["variant"]) for r in rows):
         out += ["", "Flexible variants (masks and score modifiers, bench/flex_peers.py; every output, ours included, "
                 "checked against flex_peers.reference over the rows with an allowed key):", "", flex_summary(rows)]
-        documents = flex_documents(rows)
-        if documents:
-            out += ["", documents]
+        for sweep in (flex_documents(rows), flex_prefixes(rows)):
+            if sweep:
+                out += ["", sweep]
         out += ["", "Flex output checks (at the first thread count):", "", flex_checks(result.get("checks", []))]
     retaken = sum(r.get("retaken_rounds", 0) for r in rows if r["implementation"] == OURS)
     out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}."]

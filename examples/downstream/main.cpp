@@ -1,6 +1,6 @@
 // Runs the project's generated kernels through the attnforge runtime API and checks them against
 // attnforge's reference interpreter through the engine (docs/contract.md §5's bound); exit status 1
-// if any is off.
+// if any is off, if a value is NaN, or if the project's list made no kernel for a result.
 #include "my_variants.hpp"
 #include <attnforge/runtime/engine.hpp>
 
@@ -26,7 +26,12 @@ int main() {
             const attnforge::interp::Tensor expected = rt::interpret("windowed_alibi", inputs, result);
             double scale = 0;
             for (double x : expected.data) scale = std::max(scale, std::abs(x));
-            for (const rt::KernelEntry* k : rt::kernels_for("windowed_alibi", result)) {
+            const auto kernels = rt::kernels_for("windowed_alibi", result);
+            if (kernels.empty()) {
+                std::printf("  no %s kernel of windowed_alibi in the registry\n", std::string(result).c_str());
+                return 1;
+            }
+            for (const rt::KernelEntry* k : kernels) {
                 double worst = 0;
                 const rt::Tensor got = rt::run_kernel(*k, inputs);
                 if (got.f32.size() != expected.data.size()) {
@@ -34,8 +39,11 @@ int main() {
                                 got.f32.size(), expected.data.size());
                     return 1;
                 }
-                for (std::size_t i = 0; i < expected.data.size(); ++i)
-                    worst = std::max(worst, std::abs(double(got.f32[i]) - expected.data[i]));
+                // A NaN anywhere is a failure (std::max would drop it): it makes `worst` NaN, never <= bound.
+                for (std::size_t i = 0; i < expected.data.size(); ++i) {
+                    const double d = std::abs(double(got.f32[i]) - expected.data[i]);
+                    if (!(d <= worst)) worst = d;
+                }
                 const double bound = 1e-4 * (1 + scale);
                 std::printf("  %-40s L = %4lld  max |kernel - interpreter| %.2e (bound %.2e)\n",
                             std::string(k->name).c_str(), static_cast<long long>(L), worst, bound);

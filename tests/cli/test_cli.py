@@ -117,6 +117,19 @@ class RoundTripTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("float64", r.stderr)
             self.assertEqual(np.load(out).shape, (1, 2, 4, 64))
+            # A warning and then an error: only the error, on one line (docs/contract.md §3).
+            np.save(os.path.join(d, "v.npy"), rng.uniform(-1, 1, (1, 2, 5, 64)).astype(np.float32))
+            r = attnforge("run", "sdpa", *[f"--input={n}={d}/{n}.npy" for n in "qkv"], "--output", out)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertNotIn("float64", r.stderr)
+
+    def test_threads_must_be_positive_and_say_so(self):
+        for command in (["run", "sdpa", "--input=q=q.npy", "--output", "o.npy"], ["bench", "sdpa"]):
+            r = attnforge(*command, "--threads", "0")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--threads: must be a positive number, given 0", r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
 
 class EmptyAndDegenerateTest(unittest.TestCase):
@@ -320,7 +333,7 @@ class BenchTest(unittest.TestCase):
 
     def test_negative_min_seconds_is_bad_usage(self):
         r = attnforge("bench", "sdpa", "--min-seconds", "-1")
-        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(r.returncode, 2, r.stderr)  # bad usage (docs/cli.md), not a crash or a failure
 
 
 if __name__ == "__main__":

@@ -182,6 +182,12 @@ class VizTest(unittest.TestCase):
         r = attnforge("viz", "no_such_variant", *self.inputs, "--png", png)
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown variant", r.stderr)
+        # An unwritable PNG is bad usage, exit 2 and one line, as `run`'s unwritable --output.
+        unwritable = os.path.join(self.tmp.name, "no_such_dir", "out.png")
+        r = attnforge("viz", "sdpa_causal", *self.inputs, "--png", unwritable)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("cannot write the PNG", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
 
 if __name__ == "__main__":

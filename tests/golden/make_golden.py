@@ -75,13 +75,14 @@ def merge(o):
     return o.transpose(0, 2, 1, 3).reshape(b, l, h * e)
 
 
-def mha(xq, xkv, w, hq=8, hkv=8, allowed=None):
+def mha(xq, xkv, w, hq=8, hkv=8, allowed=None, bias=None):
     f = lambda a: np.asarray(a, np.float64)
-    q = split(f(xq) @ f(w["wq"]), hq)
-    k = split(f(xkv) @ f(w["wk"]), hkv)
-    v = split(f(xkv) @ f(w["wv"]), hkv)
+    b = {n: f(bias[n]) if bias else 0.0 for n in ("bq", "bk", "bv", "bo")}
+    q = split(f(xq) @ f(w["wq"]) + b["bq"], hq)
+    k = split(f(xkv) @ f(w["wk"]) + b["bk"], hkv)
+    v = split(f(xkv) @ f(w["wv"]) + b["bv"], hkv)
     o, p = attend(q, k, v, allowed)
-    return merge(o) @ f(w["wo"]), p
+    return merge(o) @ f(w["wo"]) + b["bo"], p
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -141,6 +142,13 @@ def case_mha_padding(b, l, lengths, is_causal=False):
         allowed = allowed & causal(l, l)
     y, p = mha(x, x, W512, allowed=allowed)
     return {"x": x, "key_padding_mask": padded}, {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
+
+
+def case_mha_bias(b, l):
+    x = act(b, l, 512)
+    bias = {n: act(512, scale=8) for n in ("bq", "bk", "bv", "bo")}
+    y, p = mha(x, x, W512, bias=bias)
+    return dict({"x": x}, **bias), {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
 
 
 def case_cross(b, lq, lk):
@@ -326,6 +334,7 @@ CASES = {
     # first key only (every row sees key 0 at least), one unpadded.
     "mha_causal_padding": {"B3_L6": lambda: case_mha_padding(3, 6, [6, 0, 1], True),
                            "B2_L9": lambda: case_mha_padding(2, 9, [5, 9], True)},
+    "mha_bias": {"B1_L5": lambda: case_mha_bias(1, 5), "B2_L7": lambda: case_mha_bias(2, 7)},
 }
 
 

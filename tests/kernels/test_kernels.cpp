@@ -37,7 +37,8 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
             const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
             for (std::string_view result : {"output", "attention_weights"}) {
                 const auto kernels = runtime::kernels_for(variant, result);
-                if (result == "output") BOOST_TEST(!kernels.empty(), variant << " has no output kernel");
+                // Every variant has output kernels, and attention-weights kernels where it has weights.
+                BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel");
                 const auto& expected =
                     result == "output" ? reference.output : reference.intermediates.at("attention_weights");
                 const double bound = 1e-4 * (1.0 + attnforge::testing::max_abs(expected));
@@ -121,6 +122,7 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "mha_causal",
                                                        "mha_padding",
                                                        "mha_causal_padding",
+                                                       "mha_bias",
                                                        "gqa",
                                                        "self_attention_layer",
                                                        "positional_self_attention_layer",
@@ -188,6 +190,9 @@ BOOST_AUTO_TEST_CASE(mha_causal) {
 }
 BOOST_AUTO_TEST_CASE(mha_padding) {
     check_variant("mha_padding", layer_cases());
+}
+BOOST_AUTO_TEST_CASE(mha_bias) {
+    check_variant("mha_bias", layer_cases());
 }
 BOOST_AUTO_TEST_CASE(mha_causal_padding) {
     check_variant("mha_causal_padding", layer_cases());

@@ -78,15 +78,16 @@ with open(outputs[0]) as f:
 with open(outputs[1]) as f:
     check(f'"tuned, record {record["id"]}"' in f.read(), "the registry says where the tuned kernel comes from")
 
-# 3. Deterministic with --seed: the same candidates in the same order; another seed explores others.
-j2, j3 = os.path.join(work, "j2.jsonl"), os.path.join(work, "j3.jsonl")
-tune("--trials", "6", "--seed", "3", "--no-record", journal=j2)
-tune("--trials", "6", "--seed", "4", "--no-record", journal=j3)
-# The second run starts from the first's record (one more seed candidate): compare the search proper.
-p1, p2, p3 = journal_points(j1), journal_points(j2), journal_points(j3)
-check([p for p in p2 if p != (record["best"]["strategy"], record["best"]["knobs"])][:4] ==
-      [p for p in p1 if p != (record["best"]["strategy"], record["best"]["knobs"])][:4] or p1[:2] == p2[:2],
-      "the same seed proposes the same first candidates")
+# 3. Deterministic with --seed: the same candidates in the same order; another seed explores others. With
+# --search random the proposals depend on the seed alone (the evolutionary search also follows the times it
+# measures, which a loaded machine changes): two runs with seed 3 from the same database propose exactly
+# the same candidates, seed 4 others.
+j2, j2_again, j3 = (os.path.join(work, f"{n}.jsonl") for n in ("j2", "j2_again", "j3"))
+tune("--trials", "6", "--seed", "3", "--search", "random", "--no-record", journal=j2)
+tune("--trials", "6", "--seed", "3", "--search", "random", "--no-record", journal=j2_again)
+tune("--trials", "6", "--seed", "4", "--search", "random", "--no-record", journal=j3)
+p2, p2_again, p3 = journal_points(j2), journal_points(j2_again), journal_points(j3)
+check(len(p2) >= 6 and p2 == p2_again, f"the same seed proposes the same candidates: {p2} vs {p2_again}")
 check(p2 != p3, "another seed proposes other candidates")
 
 # 4. --resume: the journal's candidates count as measured; only new ones are compiled.

@@ -47,7 +47,7 @@ double median_seconds(const std::function<void()>& call, int min_repeats, double
 }  // namespace
 
 int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
-    return with_exit_status("bench", err, [&] {
+    return with_exit_status("bench", err, [&](std::ostream& warnings) {
         // Everything about the variant through the registry (runtime/engine.hpp), so a downstream
         // build's own variants bench too.
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
@@ -74,7 +74,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, input_options);
         // Inputs given as files (index inputs above all: document ids, lengths, masks decide which
         // blocks a kernel visits) replace the synthetic ones; the sizes still come from the options.
-        for (auto& [name, given] : load_inputs(o.variant, sig, o.inputs, err)) {
+        for (auto& [name, given] : load_inputs(o.variant, sig, o.inputs, warnings)) {
             const runtime::Tensor& made = inputs.at(name);
             if (given.shape != made.shape)
                 throw input_error(fmt::format("input '{}' has shape {}; --batch {} --heads {} and the lengths given "

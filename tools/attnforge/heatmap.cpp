@@ -1,5 +1,7 @@
 #include "heatmap.hpp"
 
+#include <attnforge/errors.hpp>
+
 #include <cairo.h>
 
 #include <algorithm>
@@ -170,8 +172,10 @@ HeatmapLayout write_heatmap_png(const std::string& path, const std::vector<Heatm
                 layout.colorbar.y + (1 - t) * (layout.colorbar_height - 1) + 4, number(t * layout.vmax));
 
     cairo_surface_flush(surface.get());
-    if (cairo_surface_write_to_png(surface.get(), path.c_str()) != CAIRO_STATUS_SUCCESS)
-        throw std::runtime_error("cannot write the PNG '" + path + "'");
+    // An output that cannot be written is bad usage (exit 2), as `run`'s --output (docs/cli.md).
+    if (const cairo_status_t status = cairo_surface_write_to_png(surface.get(), path.c_str());
+        status != CAIRO_STATUS_SUCCESS)
+        throw input_error(path + ": cannot write the PNG (" + cairo_status_to_string(status) + ")");
     return layout;
 }
 

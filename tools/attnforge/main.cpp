@@ -2,6 +2,8 @@
 // library (commands.hpp). Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.
 #include "commands.hpp"
 
+#include "cli_checks.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--attention-weights", run.attention_weights,
                         "Also write the softmax probabilities (B, Hq, Lq, Lk) to this .npy file");
     run_cmd->add_option("--threads", run.threads, "Threads for this run (default: one per core)")
-        ->check(CLI::PositiveNumber);
+        ->check(attnforge::cli::positive);
 
     attnforge::cli::BenchOptions bench;
     auto* bench_cmd = app.add_subcommand(
@@ -62,20 +64,20 @@ int main(int argc, char** argv) {
         "read bandwidth (the bytes of inputs and output over the time), both measured in the same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and "
         "--min-seconds (0.5 s), median reported.");
     bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
-    bench_cmd->add_option("--batch", bench.batch, "B")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--batch", bench.batch, "B")->check(attnforge::cli::positive);
     bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")
-        ->check(CLI::PositiveNumber);
-    bench_cmd->add_option("--length", bench.length, "Every sequence length (L)")->check(CLI::PositiveNumber);
-    bench_cmd->add_option("--lq", bench.lq, "Query length Lq (overrides --length)")->check(CLI::PositiveNumber);
-    bench_cmd->add_option("--lk", bench.lk, "Key length Lk (overrides --length)")->check(CLI::PositiveNumber);
+        ->check(attnforge::cli::positive);
+    bench_cmd->add_option("--length", bench.length, "Every sequence length (L)")->check(attnforge::cli::positive);
+    bench_cmd->add_option("--lq", bench.lq, "Query length Lq (overrides --length)")->check(attnforge::cli::positive);
+    bench_cmd->add_option("--lk", bench.lk, "Key length Lk (overrides --length)")->check(attnforge::cli::positive);
     bench_cmd->add_option("--threads", bench.threads, "Thread counts to measure, e.g. 1,2")
         ->delimiter(',')
-        ->check(CLI::PositiveNumber);
+        ->check(attnforge::cli::positive);
     bench_cmd->add_option("--strategy", bench.strategy, "Only kernels of this strategy");
     bench_cmd->add_flag("--chosen-only", bench.chosen_only, "Only the kernel the rule picks for these sizes");
-    bench_cmd->add_option("--repeats", bench.min_repeats, "Minimum timed calls per kernel")->check(CLI::PositiveNumber);
+    bench_cmd->add_option("--repeats", bench.min_repeats, "Minimum timed calls per kernel")->check(attnforge::cli::positive);
     bench_cmd->add_option("--min-seconds", bench.min_seconds, "Minimum timing time per kernel (default 0.5)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(attnforge::cli::non_negative);
     bench_cmd->add_flag("!--no-interpreter", bench.interpreter, "Skip the interpreter");
     bench_cmd->add_flag("--json", bench.json, "Also print the rows as JSON");
     bench_cmd->add_option("--input", bench.inputs,
@@ -90,20 +92,20 @@ int main(int argc, char** argv) {
     viz_cmd->add_option("variant", viz.variant, "Variant name (see `attnforge list`)")->required();
     viz_cmd->add_option("--input", viz.inputs, "NAME=FILE.npy, once per input of the variant")->required();
     viz_cmd->add_option("--png", viz.png, "Where to write the heatmap (.png)")->required();
-    viz_cmd->add_option("--batch", viz.batch, "Which batch entry to draw (default 0)")->check(CLI::NonNegativeNumber);
+    viz_cmd->add_option("--batch", viz.batch, "Which batch entry to draw (default 0)")->check(attnforge::cli::non_negative);
     viz_cmd->add_option("--head", viz.head, "Only this head (default: every head, one panel each)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(attnforge::cli::non_negative);
     viz_cmd->add_option("--tokens", viz.tokens,
                         "Labels for queries and keys (self-attention): a text file, one token per line");
     viz_cmd->add_option("--query-tokens", viz.query_tokens, "Labels for the queries, one per line");
     viz_cmd->add_option("--key-tokens", viz.key_tokens, "Labels for the keys, one per line");
-    viz_cmd->add_option("--top-k", viz.top_k, "Keys listed per query row (default 3)")->check(CLI::PositiveNumber);
+    viz_cmd->add_option("--top-k", viz.top_k, "Keys listed per query row (default 3)")->check(attnforge::cli::positive);
     viz_cmd->add_option("--max-rows", viz.max_rows, "Query rows printed per head (default 16; --json prints all)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(attnforge::cli::non_negative);
     viz_cmd->add_option("--engine", viz.engine, "kernel (generated code) or interpreter (float64 reference)")
         ->check(CLI::IsMember({"kernel", "interpreter"}));
     viz_cmd->add_option("--threads", viz.threads, "Threads for this run (default: one per core)")
-        ->check(CLI::PositiveNumber);
+        ->check(attnforge::cli::positive);
     viz_cmd->add_flag("--json", viz.json,
                       "Print the layout (pixel positions, colour map) and every row's statistics as JSON");
 

@@ -14,7 +14,7 @@
 namespace attnforge::cli {
 
 int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
-    return with_exit_status("run", err, [&] {
+    return with_exit_status("run", err, [&](std::ostream& warnings) {
         // Kernel or interpreter, through the registry (runtime/engine.hpp): the same look-up for a
         // downstream build's own variants.
         const runtime::Engine engine = runtime::parse_engine(o.engine);
@@ -27,7 +27,7 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
         if (!o.attention_weights.empty() && same_file(o.attention_weights, o.output))
             throw input_error("--attention-weights and --output name the same file");
 
-        const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, err);
+        const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, warnings);
         runtime::RunOptions ro;
         ro.threads = o.threads;
         const runtime::Tensor y = runtime::evaluate(o.variant, inputs, engine, ro);

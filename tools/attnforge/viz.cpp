@@ -46,14 +46,14 @@ double entropy(const float* row, std::int64_t n) {
 }  // namespace
 
 int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
-    return with_exit_status("viz", err, [&] {
+    return with_exit_status("viz", err, [&](std::ostream& warnings) {
         const runtime::Engine engine = runtime::parse_engine(o.engine);
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
         if (!runtime::attention_weights_of(o.variant))
             throw input_error(o.variant + " has no softmax labelled 'attention' whose weights could be drawn");
         if (!o.tokens.empty() && (!o.query_tokens.empty() || !o.key_tokens.empty()))
             throw input_error("give --tokens, or --query-tokens and --key-tokens, not both");
-        const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, err);
+        const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, warnings);
 
         // The weights (B, Hq, Lq, Lk), float32, from the chosen engine (runtime/engine.hpp).
         runtime::RunOptions ro;

@@ -2,14 +2,21 @@
 
 #include <atomic>
 #include <chrono>
-#include <immintrin.h>
 #include <thread>
 #include <vector>
+
+// The vector loops exist on x86 only; elsewhere the portable loop (which the compiler vectorizes for
+// the target's own FMA) measures the peak (read_bandwidth.cpp does the same).
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(ATTNFORGE_NO_X86)
+#include <immintrin.h>
+#define ATTNFORGE_X86 1
+#endif
 
 namespace attnforge::cli {
 
 namespace {
 
+#ifdef ATTNFORGE_X86
 // 16 independent accumulators hide the FMA latency (4 cycles) on two FMA ports.
 __attribute__((target("avx512f"))) float fma_loop_avx512(long iterations) {
     __m512 acc[16];
@@ -38,6 +45,7 @@ __attribute__((target("avx2,fma"))) float fma_loop_avx2(long iterations) {
     for (float v : out) sum += v;
     return sum;
 }
+#endif
 
 float fma_loop_scalar(long iterations) {
     float acc[16];
@@ -52,13 +60,18 @@ float fma_loop_scalar(long iterations) {
 }  // namespace
 
 Peak measure_fma_peak(int threads, double seconds) {
+#ifdef ATTNFORGE_X86
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f");
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const int lanes = avx512 ? 16 : avx2 ? 8 : 1;
     auto body = [&](long iterations) {
         return avx512 ? fma_loop_avx512(iterations) : avx2 ? fma_loop_avx2(iterations) : fma_loop_scalar(iterations);
     };
+#else
+    const bool avx512 = false, avx2 = false;
+    auto body = [](long iterations) { return fma_loop_scalar(iterations); };
+#endif
+    const int lanes = avx512 ? 16 : avx2 ? 8 : 1;
     // Calibrate the iteration count on one thread, then run all threads at once.
     long iterations = 1 << 16;
     for (;;) {

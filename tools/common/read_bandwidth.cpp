@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(ATTNFORGE_NO_X86)
 #include <immintrin.h>
 #define ATTNFORGE_X86 1
 #endif

@@ -5,6 +5,7 @@
 #include "problem.hpp"
 #include "progress.hpp"
 #include "search.hpp"
+#include "cli_checks.hpp"
 #include <attnforge/catalogue/kernel_list.hpp>
 #include <attnforge/errors.hpp>
 
@@ -234,19 +235,19 @@ int main(int argc, char** argv) {
     app.add_option("variant", o.variant, "Variant name (see `attnforge list`)");
     app.add_option("--result", o.result, "output or attention_weights")
         ->check(CLI::IsMember({"output", "attention_weights"}));
-    app.add_option("--batch", o.batch, "B")->check(CLI::PositiveNumber);
-    app.add_option("--heads", o.heads, "H, for variants with a run-time head count")->check(CLI::PositiveNumber);
-    app.add_option("--length", o.length, "Every sequence length (L)")->check(CLI::PositiveNumber);
-    app.add_option("--lq", o.lq, "Query length (overrides --length)")->check(CLI::PositiveNumber);
-    app.add_option("--lk", o.lk, "Key length (overrides --length)")->check(CLI::PositiveNumber);
+    app.add_option("--batch", o.batch, "B")->check(attnforge::cli::positive);
+    app.add_option("--heads", o.heads, "H, for variants with a run-time head count")->check(attnforge::cli::positive);
+    app.add_option("--length", o.length, "Every sequence length (L)")->check(attnforge::cli::positive);
+    app.add_option("--lq", o.lq, "Query length (overrides --length)")->check(attnforge::cli::positive);
+    app.add_option("--lk", o.lk, "Key length (overrides --length)")->check(attnforge::cli::positive);
     app.add_option("--threads", o.threads,
                    "Threads the kernel runs on (default: one per core); part of the record's key")
-        ->check(CLI::PositiveNumber);
+        ->check(attnforge::cli::positive);
     auto* budget =
         app.add_option("--budget", o.budget, "Seconds for the whole run (default 120 when --trials is not given)")
-            ->check(CLI::PositiveNumber);
+            ->check(attnforge::cli::positive);
     app.add_option("--trials", o.trials, "Candidates to evaluate instead of a time budget")
-        ->check(CLI::PositiveNumber)
+        ->check(attnforge::cli::positive)
         ->excludes(budget);
     app.add_option("--strategy", o.strategy, "Search one schedule strategy only")
         ->check(CLI::IsMember({"materialized", "streaming"}));
@@ -262,7 +263,7 @@ int main(int argc, char** argv) {
     app.add_option("--kernel-list", o.kernel_list, "The kernel list whose rule gives the default schedule");
     app.add_option("--journal", o.journal, "Where every candidate is logged (default: ~/.cache/attnforge/tune/)");
     app.add_flag("--no-record", o.no_record, "Do not append a record");
-    app.add_option("--top", o.top, "Rows of the final table")->check(CLI::PositiveNumber);
+    app.add_option("--top", o.top, "Rows of the final table")->check(attnforge::cli::positive);
     app.add_flag("--help-knobs", help_knobs, "Print the search space: every knob and its values");
     try {
         app.parse(argc, argv);

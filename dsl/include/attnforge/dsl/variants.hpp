@@ -32,7 +32,7 @@ namespace attnforge::dsl {
 // Every built-in variant, in one list: docs/contract.md §2 first, then the demonstrations beyond it.
 inline constexpr auto builtin_variants =
     hana::make_tuple(variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha,
-                     variants::mha_causal, variants::mha_padding, variants::mha_causal_padding, variants::cross_attention, variants::gqa,
+                     variants::mha_causal, variants::mha_padding, variants::mha_causal_padding, variants::mha_bias, variants::cross_attention, variants::gqa,
                      variants::self_attention_layer, variants::decode, variants::decode_gqa,
                      variants::sliding_window_attention, variants::alibi_attention,
                      variants::softcap_attention, variants::masked_attention, variants::positional_self_attention_layer,

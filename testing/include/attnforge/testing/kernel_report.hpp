@@ -44,6 +44,20 @@ inline rt::Tensor kernel_vs_interpreter(const std::string& variant, const rt::Te
     return out;
 }
 
+// Whether two kernel outputs of a property check agree: max |a − b| ≤ 1e-5 · (1 + max |a|) (a NaN
+// anywhere disagrees); prints one line naming the property and the largest difference.
+inline bool same_outputs(const rt::Tensor& a, const rt::Tensor& b, const char* property) {
+    double worst = a.f32.size() == b.f32.size() ? 0.0 : INFINITY, scale = 0;
+    for (std::size_t i = 0; i < a.f32.size() && i < b.f32.size(); ++i) {
+        scale = std::max(scale, double(std::abs(a.f32[i])));
+        const double d = std::abs(double(a.f32[i]) - b.f32[i]);
+        if (!(d <= worst)) worst = d;  // NaN included
+    }
+    const bool same = worst <= 1e-5 * (1 + scale);
+    std::printf("  %s: max |difference| %.2e (%s)\n", property, worst, same ? "holds" : "BROKEN");
+    return same;
+}
+
 // Deterministic inputs for a variant's signature at these sizes (synthetic_inputs.hpp).
 inline rt::TensorMap inputs_for(const std::string& variant, SyntheticSizes sizes) {
     const auto candidates = rt::kernels_for(variant, "output");

@@ -1,7 +1,7 @@
 // add: the residual sum of two tensors of one kind; no role of its own (inlined into its reader).
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen {
 

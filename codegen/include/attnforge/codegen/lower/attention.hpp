@@ -5,7 +5,7 @@
 // pattern needs is passed along explicitly; nothing is left on the context between two patterns.
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/block_ranges.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/decode.hpp>

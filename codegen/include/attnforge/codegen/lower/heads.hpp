@@ -1,7 +1,7 @@
 // split_heads / merge_heads: pure re-indexing (head h is columns [h·E, (h+1)·E)).
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen {
 

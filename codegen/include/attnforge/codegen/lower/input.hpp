@@ -1,7 +1,7 @@
 // Inputs are bound by the generator (ctx.inputs); lowering one is a look-up.
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen {
 

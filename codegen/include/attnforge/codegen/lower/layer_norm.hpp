@@ -2,7 +2,7 @@
 // operation with its mean and variance as per-row statistics.
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen {
 

@@ -4,7 +4,7 @@
 // outside x; the extra rows are never consumed.
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 #include <type_traits>
 #include <utility>
@@ -49,7 +49,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     }
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
         const Lowered bias = node(n.bias, ctx);
-        y(o, l, b) = sum(o, l, b) + bias.func(o);
+        y(o, l, b) = sum(o, l, b) + bias.func(column);  // clamped as the weight read: tiles may round up
     } else {
         y(o, l, b) = sum(o, l, b);
     }

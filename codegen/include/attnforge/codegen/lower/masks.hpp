@@ -6,7 +6,7 @@
 #pragma once
 
 #include <attnforge/codegen/halide_backend.hpp>
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 
 namespace attnforge::codegen::detail {

@@ -1,7 +1,7 @@
 // positional_encoding: x + the sinusoidal table of Vaswani et al., the table computed once per call.
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // the sequence index or at the positions in a cache (rope_in_cache).
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen {
 

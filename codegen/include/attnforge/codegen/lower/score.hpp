@@ -3,7 +3,7 @@
 // in panels. Lowered by lower/attention.hpp for its pattern only, never memoized apart from it.
 #pragma once
 
-#include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
@@ -53,7 +53,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         sum(kv, qi, h, b) = combine_lanes(lane_sum(), [&](int i) { return per_lane(i, kv, qi, h, b); }, tiles.lanes);
         f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
         ScoreProduct product{f, sum, Halide::Func(), per_lane};
-        return {product, Lowered{f, extents}};
+        return {product, Lowered{f, extents, false, {}}};
     }
     Halide::RDom e(0, E, "e");
     const int P = tiles.key_panel;  // keys per score tile and per packed K panel
@@ -75,7 +75,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
     // extents: (Lk, Lq, Hq, B)
-    return {ScoreProduct{f, sum, keys, Halide::Func()}, Lowered{f, extents}};
+    return {ScoreProduct{f, sum, keys, Halide::Func()}, Lowered{f, extents, false, {}}};
 }
 
 }  // namespace detail

@@ -1,0 +1,145 @@
+// Kernels skip the key blocks a mask removes for a whole query tile — the bands (causal, sliding
+// window) by loop bounds known when generating, run-time masks (documents, prefixes, key padding) by
+// the block_mask pre-pass's ranges — and this is checked by what it does, not by a timing.
+//
+// The probe: kernels multiply a masked key's value by an exact 0 (docs/robustness.md), so a NaN in V
+// at a masked key reaches every row of that head whose kernel visits the key's block. Values are made
+// NaN at keys whose blocks are dead for a set of query rows (blocks of 256 keys and more, aligned, far
+// from the band, so that any tile size of the schedules leaves them wholly dead); those rows must stay
+// finite and bit-identical to the run with the finite values. A band that stops being skipped, or a
+// pre-pass that returns full ranges, turns them NaN. The probe's own power is checked too: a kernel that
+// does visit such blocks (the materialized strategy over a run-time mask, which skips bands only) shows
+// the NaN.
+#define BOOST_TEST_MODULE block_skipping
+#include <attnforge/runtime/run.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace runtime = attnforge::runtime;
+using Sizes = attnforge::testing::SyntheticSizes;
+
+namespace {
+
+constexpr std::int64_t L = 1024;
+constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
+
+// Rows [first, last) of an output whose row index is axis `row_axis`: every element of them.
+std::vector<float> rows_of(const runtime::Tensor& out, int row_axis, std::int64_t first, std::int64_t last) {
+    std::int64_t outer = 1, inner = 1;
+    for (int a = 0; a < row_axis; ++a) outer *= out.shape[static_cast<std::size_t>(a)];
+    for (std::size_t a = static_cast<std::size_t>(row_axis) + 1; a < out.shape.size(); ++a) inner *= out.shape[a];
+    const std::int64_t rows = out.shape[static_cast<std::size_t>(row_axis)];
+    std::vector<float> v;
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t r = first; r < last; ++r)
+            for (std::int64_t i = 0; i < inner; ++i) v.push_back(out.f32[static_cast<std::size_t>((o * rows + r) * inner + i)]);
+    return v;
+}
+
+// Sets tensor t (..., L, width) to NaN at positions [first, last) of its sequence axis `axis`.
+void poison(runtime::Tensor& t, int axis, std::int64_t first, std::int64_t last) {
+    std::int64_t outer = 1, inner = 1;
+    for (int a = 0; a < axis; ++a) outer *= t.shape[static_cast<std::size_t>(a)];
+    for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < t.shape.size(); ++a) inner *= t.shape[a];
+    const std::int64_t n = t.shape[static_cast<std::size_t>(axis)];
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t r = first; r < last; ++r)
+            for (std::int64_t i = 0; i < inner; ++i) t.f32[static_cast<std::size_t>((o * n + r) * inner + i)] = nan_value;
+}
+
+struct Probe {
+    std::string variant;
+    Sizes sizes;
+    std::function<void(runtime::TensorMap&)> set_indices;  // document ids, prefix lengths, padding
+    std::string poisoned;                                  // the input made NaN at the dead keys
+    int poisoned_axis;                                     // its sequence axis
+    std::int64_t dead_first, dead_last;                    // the dead keys
+    int row_axis;                                          // the output's query axis
+    std::int64_t rows_first, rows_last;                    // the rows they are dead for
+};
+
+// Whether kernel k, with the dead keys' values NaN, leaves the rows finite and as they were.
+bool skips(const runtime::KernelEntry& k, const Probe& p) {
+    runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(k.signature(), p.sizes, {});
+    if (p.set_indices) p.set_indices(inputs);
+    const std::vector<float> clean = rows_of(runtime::run_kernel(k, inputs), p.row_axis, p.rows_first, p.rows_last);
+    poison(inputs.at(p.poisoned), p.poisoned_axis, p.dead_first, p.dead_last);
+    const std::vector<float> probed = rows_of(runtime::run_kernel(k, inputs), p.row_axis, p.rows_first, p.rows_last);
+    bool same = clean.size() == probed.size();
+    for (std::size_t i = 0; same && i < clean.size(); ++i) same = std::isfinite(probed[i]) && probed[i] == clean[i];
+    return same;
+}
+
+// Every output kernel of the probe's variant whose strategy is in `strategies` must skip.
+void every_kernel_skips(const Probe& p, const std::vector<std::string>& strategies) {
+    int checked = 0;
+    for (const runtime::KernelEntry* k : runtime::kernels_for(p.variant, "output")) {
+        if (std::find(strategies.begin(), strategies.end(), std::string(k->strategy)) == strategies.end()) continue;
+        ++checked;
+        BOOST_TEST(skips(*k, p), k->name << ": rows [" << p.rows_first << ", " << p.rows_last << ") changed with NaN "
+                                           << p.poisoned << " at keys [" << p.dead_first << ", " << p.dead_last
+                                           << "), dead for them: their blocks were visited");
+    }
+    BOOST_TEST(checked >= 1, p.variant << ": no kernel of " << strategies.size() << " strategies to probe");
+}
+
+Sizes heads(std::int64_t H) {
+    return {1, H, {{"q", L}, {"kv", L}, {"tokens", L}}};
+}
+
+void set_int32(runtime::Tensor& t, const std::function<std::int32_t(std::int64_t)>& value) {
+    for (std::size_t i = 0; i < t.i32.size(); ++i) t.i32[i] = value(static_cast<std::int64_t>(i));
+}
+
+}  // namespace
+
+// Causal: query rows [0, 256) see keys ≤ 255; keys [512, 1024) are dead for them.
+BOOST_AUTO_TEST_CASE(causal_band) {
+    every_kernel_skips({"sdpa_causal", heads(2), {}, "v", 2, 512, L, 2, 0, 256}, {"materialized", "streaming"});
+}
+
+// Sliding window of 128: rows [768, 1024) see keys ≥ 640; keys [0, 256) are dead for them.
+BOOST_AUTO_TEST_CASE(sliding_window_band) {
+    every_kernel_skips({"sliding_window_attention", heads(2), {}, "v", 2, 0, 256, 2, 768, L},
+                       {"materialized", "streaming"});
+}
+
+// Two documents of 512 tokens: rows of the second never see the first's keys (run-time block mask).
+BOOST_AUTO_TEST_CASE(documents_by_the_pre_pass) {
+    const Probe p{"document_attention", heads(2),
+                  [](runtime::TensorMap& in) { set_int32(in.at("document_ids"), [](std::int64_t i) { return i % L >= 512; }); },
+                  "v", 2, 0, 256, 2, 512, L};
+    every_kernel_skips(p, {"streaming"});
+    // The probe sees a visit: the materialized kernel skips the causal band only, so it reaches the
+    // first document's blocks from the second's rows and their NaN shows.
+    for (const runtime::KernelEntry* k : runtime::kernels_for("document_attention", "output"))
+        if (k->strategy == "materialized") BOOST_TEST(!skips(*k, p), k->name << ": the probe saw no visit");
+}
+
+// Prefix of 128 tokens: rows [0, 256) see keys ≤ 255; keys [512, 1024) are dead for them.
+BOOST_AUTO_TEST_CASE(prefix_by_the_pre_pass) {
+    every_kernel_skips({"prefix_lm_attention", heads(2),
+                        [](runtime::TensorMap& in) { set_int32(in.at("prefix_length"), [](std::int64_t) { return 128; }); },
+                        "v", 2, 512, L, 2, 0, 256},
+                       {"streaming"});
+}
+
+// Key padding from 512 on (x NaN there: its keys, values and its own query rows): rows [0, 512) of
+// the unpadded tokens never visit the padded blocks.
+BOOST_AUTO_TEST_CASE(key_padding_by_the_pre_pass) {
+    for (const char* variant : {"mha_padding", "mha_causal_padding"})
+        every_kernel_skips({variant, {1, 0, {{"x", L}}},
+                            [](runtime::TensorMap& in) {
+                                auto& m = in.at("key_padding_mask").u8;
+                                for (std::size_t i = 0; i < m.size(); ++i) m[i] = i % L >= 512;
+                            },
+                            "x", 1, 512, L, 1, 0, 512},
+                           {"streaming"});
+}
