@@ -30,28 +30,28 @@ namespace {
 constexpr std::int64_t L = 1024;
 constexpr float nan_value = std::numeric_limits<float>::quiet_NaN();
 
-// Rows [first, last) of an output whose row index is axis `row_axis`: every element of them.
-std::vector<float> rows_of(const runtime::Tensor& out, int row_axis, std::int64_t first, std::int64_t last) {
-    std::int64_t outer = 1, inner = 1;
-    for (int a = 0; a < row_axis; ++a) outer *= out.shape[static_cast<std::size_t>(a)];
-    for (std::size_t a = static_cast<std::size_t>(row_axis) + 1; a < out.shape.size(); ++a) inner *= out.shape[a];
-    const std::int64_t rows = out.shape[static_cast<std::size_t>(row_axis)];
-    std::vector<float> v;
-    for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t r = first; r < last; ++r)
-            for (std::int64_t i = 0; i < inner; ++i) v.push_back(out.f32[static_cast<std::size_t>((o * rows + r) * inner + i)]);
-    return v;
-}
-
-// Sets tensor t (..., L, width) to NaN at positions [first, last) of its sequence axis `axis`.
-void poison(runtime::Tensor& t, int axis, std::int64_t first, std::int64_t last) {
+// Calls f(i) for the index i of every element of t whose index along `axis` is in [first, last).
+void for_slice(const runtime::Tensor& t, int axis, std::int64_t first, std::int64_t last,
+               const std::function<void(std::size_t)>& f) {
     std::int64_t outer = 1, inner = 1;
     for (int a = 0; a < axis; ++a) outer *= t.shape[static_cast<std::size_t>(a)];
     for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < t.shape.size(); ++a) inner *= t.shape[a];
     const std::int64_t n = t.shape[static_cast<std::size_t>(axis)];
     for (std::int64_t o = 0; o < outer; ++o)
         for (std::int64_t r = first; r < last; ++r)
-            for (std::int64_t i = 0; i < inner; ++i) t.f32[static_cast<std::size_t>((o * n + r) * inner + i)] = nan_value;
+            for (std::int64_t i = 0; i < inner; ++i) f(static_cast<std::size_t>((o * n + r) * inner + i));
+}
+
+// Rows [first, last) of an output whose row index is axis `row_axis`: every element of them.
+std::vector<float> rows_of(const runtime::Tensor& out, int row_axis, std::int64_t first, std::int64_t last) {
+    std::vector<float> v;
+    for_slice(out, row_axis, first, last, [&](std::size_t i) { v.push_back(out.f32[i]); });
+    return v;
+}
+
+// Sets tensor t (..., L, width) to NaN at positions [first, last) of its sequence axis `axis`.
+void poison(runtime::Tensor& t, int axis, std::int64_t first, std::int64_t last) {
+    for_slice(t, axis, first, last, [&](std::size_t i) { t.f32[i] = nan_value; });
 }
 
 struct Probe {

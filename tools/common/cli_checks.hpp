@@ -10,7 +10,7 @@
 namespace attnforge::cli {
 
 namespace detail {
-inline CLI::Validator number_at_least(double least, bool strictly, const std::string& what) {
+inline CLI::Validator number_at_least(double least, bool strictly, const std::string& what, const std::string& name) {
     return CLI::Validator(
         [=](std::string& value) -> std::string {
             char* end = nullptr;
@@ -19,11 +19,11 @@ inline CLI::Validator number_at_least(double least, bool strictly, const std::st
             if (number && (strictly ? v > least : v >= least)) return {};
             return "must be " + what + ", given " + value;
         },
-        what == "a positive number" ? "POSITIVE" : "NONNEGATIVE");
+        name);
 }
 }  // namespace detail
 
-inline const CLI::Validator positive = detail::number_at_least(0, true, "a positive number");
-inline const CLI::Validator non_negative = detail::number_at_least(0, false, "zero or more");
+inline const CLI::Validator positive = detail::number_at_least(0, true, "a positive number", "POSITIVE");
+inline const CLI::Validator non_negative = detail::number_at_least(0, false, "zero or more", "NONNEGATIVE");
 
 }  // namespace attnforge::cli

@@ -58,6 +58,15 @@ inline bool same_outputs(const rt::Tensor& a, const rt::Tensor& b, const char* p
     return same;
 }
 
+// A (B, L, D) tensor with the L tokens of each batch entry in reverse order.
+inline void reverse_tokens(rt::Tensor& t) {
+    const std::int64_t B = t.shape[0], L = t.shape[1], D = t.shape[2];
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t l = 0; l < L / 2; ++l)
+            std::swap_ranges(t.f32.begin() + (b * L + l) * D, t.f32.begin() + (b * L + l + 1) * D,
+                             t.f32.begin() + (b * L + L - 1 - l) * D);
+}
+
 // Deterministic inputs for a variant's signature at these sizes (synthetic_inputs.hpp).
 inline rt::TensorMap inputs_for(const std::string& variant, SyntheticSizes sizes) {
     const auto candidates = rt::kernels_for(variant, "output");

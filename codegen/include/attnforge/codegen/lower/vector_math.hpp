@@ -2,7 +2,8 @@
 // element. Halide inlines exp, log and pow as vector polynomials of its own (tests/codegen/
 // test_vector_math.cpp measures them), but Halide::tanh becomes one `tanhf` call per lane: a
 // soft-capped score then cost more than the two products around it (softcap_attention ran at a
-// third of sdpa_causal's speed). These are straight-line vector code, float32 throughout.
+// third of sdpa_causal's speed). These are straight-line vector code, in the type of their argument
+// (float32 in scores; float64 in the index arithmetic of a read, where tanh keeps Halide's exact one).
 #pragma once
 
 #include <attnforge/codegen/lower/ieee.hpp>
@@ -13,7 +14,7 @@
 
 namespace attnforge::codegen {
 
-// tanh(x) in float32, relative error ≤ 4e-7 over the whole real line (3.2e-7 measured against the
+// tanh(x) in float32, relative error ≤ 4e-7 over the whole real line (3.0e-7 measured against the
 // float64 tanh, tests/codegen/test_vector_math.cpp), in about 15 vector operations.
 //
 // Method, on a = |x| clamped to 9 (tanh 9 rounds to 1 in float32; the result is capped at 1), the
@@ -28,6 +29,7 @@ namespace attnforge::codegen {
 // (Halide::is_nan, which those flags cannot fold away).
 inline Halide::Expr vector_tanh(const Halide::Expr& x) {
     using Halide::Expr;
+    if (x.type() != Halide::Float(32)) return Halide::tanh(x);  // the fit is float32's
     const Expr bits = Halide::reinterpret<uint32_t>(x);
     const Expr sign = bits & Halide::Internal::make_const(Halide::UInt(32), uint64_t{0x80000000u});
     const Expr magnitude = bits & Halide::Internal::make_const(Halide::UInt(32), uint64_t{0x7fffffffu});
@@ -50,7 +52,7 @@ inline Halide::Expr vector_tanh(const Halide::Expr& x) {
 // the built-in variants uses them; a modifier that does pays the strict arithmetic (no FMA contraction).
 namespace detail {
 inline Halide::Expr with_specials(const Halide::Expr& x, const Halide::Expr& finite_result) {
-    const Halide::Expr inf = Halide::Expr(std::numeric_limits<float>::infinity());
+    const Halide::Expr inf = Halide::Internal::make_const(x.type(), std::numeric_limits<double>::infinity());
     return ieee(Halide::select(Halide::is_nan(x), x, Halide::select(x == inf, inf, finite_result)));
 }
 }  // namespace detail
@@ -59,7 +61,7 @@ inline Halide::Expr vector_exp(const Halide::Expr& x) {
     return detail::with_specials(x, Halide::exp(x));
 }
 inline Halide::Expr vector_exp2(const Halide::Expr& x) {
-    return detail::with_specials(x, Halide::pow(Halide::Expr(2.0f), x));
+    return detail::with_specials(x, Halide::pow(Halide::cast(x.type(), 2), x));
 }
 inline Halide::Expr vector_log(const Halide::Expr& x) {
     return detail::with_specials(x, Halide::log(x));
