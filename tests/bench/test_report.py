@@ -66,6 +66,27 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(len(lines), 2 + 3)  # header, rule, three cells
         self.assertIn("| sdpa | B=1 L=2048 | 1 | 10.00 | 1.0 | 80.0 | 20.00 | 5.00 ✗ | — | 2.00× |", lines)
 
+    def test_flex_tables(self):
+        def flex(variant, shape, impl, ms, live=None, sweep=False, **extra):
+            r = row(variant, shape, 1, impl, ms, 0.5)
+            r.update(live_fraction=live, sweep=sweep, **extra)
+            return r
+        rows = [flex("document_attention", "B=1 H=8 L=512 docs=4", "attnforge", 2.0, 0.25),
+                flex("document_attention", "B=1 H=8 L=512 docs=4", "FlexAttention", 3.0, 0.25, compile_s=5.0),
+                flex("document_attention", "B=1 H=8 L=512 docs=4", "OpenVINO SDPA (dense mask)", 4.0, 0.25),
+                flex("document_attention", "B=1 H=8 L=512 docs=8", "attnforge", 1.0, 0.125, True),
+                flex("document_attention", "B=1 H=8 L=512 docs=8", "FlexAttention", 2.0, 0.125, True)]
+        # The main table: best peer ÷ ours against the fastest peer, the sweep's cell left out.
+        lines = report.flex_summary(rows).splitlines()
+        self.assertIn("| document_attention | B=1 H=8 L=512 docs=4 | 1 | 0.250 | 2.00 | 3.00 | — | 4.00 | 5.0 | 1.50× |",
+                      lines)
+        self.assertFalse(any("docs=8" in line for line in lines))
+        # The sweep: ms ÷ live fraction, and FlexAttention ÷ ours, per number of documents.
+        sweep = report.flex_documents(rows).splitlines()
+        self.assertIn("| 1 | 4 | 0.250 | 2.00 | 8.00 | 3.00 | 12.00 | 1.50× |", sweep)
+        self.assertIn("| 1 | 8 | 0.125 | 1.00 | 8.00 | 2.00 | 16.00 | 2.00× |", sweep)
+        self.assertEqual(report.summary(rows).count("document_attention"), 0)  # flex rows stay out of the prefill table
+
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv.pop(1))
