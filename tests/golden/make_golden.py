@@ -26,8 +26,23 @@ rng = np.random.default_rng(20261122)
 
 
 # ---- inputs -------------------------------------------------------------------------------------
-def act(*shape, scale=64, span=64):
+ACTIVATION_SPAN = [64]  # the default span of act(); large-logit cases widen it (see large_logits)
+
+
+def act(*shape, scale=64, span=None):
+    span = ACTIVATION_SPAN[0] if span is None else span
     return (rng.integers(-span, span + 1, size=shape) / scale).astype(np.float32)
+
+
+def large_logits(times, make):
+    """A case whose default-span inputs reach ±times (multiples of 1/64, not integers): logits of 10³–10⁴."""
+    def made():
+        ACTIVATION_SPAN[0] = 64 * times
+        try:
+            return make()
+        finally:
+            ACTIVATION_SPAN[0] = 64
+    return made
 
 
 def mat(*shape):
@@ -119,7 +134,7 @@ def case_seed_attention(l):
     x, wq, wk, wv = act(l, 4, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8)
     q, k, v = (np.asarray(x, np.float64)[None, None] @ w for w in (wq, wk, wv))
     o, p = attend(q, k, v)
-    return {"x": x, "wq": wq, "wk": wk, "wv": wv}, {}, o[0, 0], p[0]
+    return {"x": x, "wq": wq, "wk": wk, "wv": wv}, {}, o[0, 0], p  # weights (B, Hq, L, L) with B = 1
 
 
 def case_sdpa(b, h, lq, lk, is_causal=False):
@@ -336,6 +351,32 @@ CASES = {
                            "B2_L9": lambda: case_mha_padding(2, 9, [5, 9], True)},
     "mha_bias": {"B1_L5": lambda: case_mha_bias(1, 5), "B2_L7": lambda: case_mha_bias(2, 7)},
 }
+# Large logits with non-integer inputs (docs/contract.md §5): heads in ±75, layer inputs in ±20, so that
+# scores reach 10³–10⁴ with near-ties. Drawn after every case above, so that those keep their numbers.
+LARGE_LOGIT_CASES = {
+    "sdpa": {"B1_H2_L64_large_logits": large_logits(75, lambda: case_sdpa(1, 2, 64, 64))},
+    "sdpa_causal": {"B1_H2_L64_large_logits": large_logits(75, lambda: case_sdpa(1, 2, 64, 64, True))},
+    "sliding_window_attention": {"B1_H1_L200_large_logits": large_logits(75, lambda: case_sliding_window(1, 1, 200))},
+    "alibi_attention": {"B1_L40_large_logits": large_logits(75, lambda: case_alibi(1, 40, 40))},
+    "softcap_attention": {"B1_H2_L40_large_logits": large_logits(75, lambda: case_softcap(1, 2, 40, 40))},
+    "masked_attention": {"B2_H2_L40_large_logits": large_logits(75, lambda: case_masked(2, 2, 40, 40))},
+    "prefix_lm_attention": {"B2_H2_L40_large_logits": large_logits(75, lambda: case_prefix_lm(2, 2, 40, [13, 0]))},
+    "document_attention": {"B1_H2_L40_large_logits": large_logits(75, lambda: case_document(1, 2, [[17, 23]]))},
+    "relative_position_attention": {"B1_L40_large_logits": large_logits(75, lambda: case_relative_bias(1, 40, 40))},
+    "rope_attention": {"B1_H2_L40_large_logits": large_logits(75, lambda: case_rope(1, 2, 40, 40))},
+    "decode": {"B2_H2_Lq4_L100_large_logits": large_logits(75, lambda: case_decode(2, 4, 100, [100, 37]))},
+    "decode_gqa": {"B1_Lq4_L40_large_logits": large_logits(75, lambda: case_decode(32, 4, 40, [40], hkv=8, e=128))},
+    "decode_sliding_window": {"B1_H2_Lq4_L200_large_logits":
+                              large_logits(75, lambda: case_decode(2, 4, 200, [200], window=128))},
+    "decode_rope": {"B1_H2_Lq4_L100_large_logits": large_logits(75, lambda: case_decode(2, 4, 100, [90], rotate=True))},
+    "mha": {"B1_L20_large_logits": large_logits(20, lambda: case_mha(1, 20))},
+    "mha_causal": {"B1_L20_large_logits": large_logits(20, lambda: case_mha(1, 20, True))},
+    "mha_padding": {"B2_L20_large_logits": large_logits(20, lambda: case_mha_padding(2, 20, [20, 7]))},
+    "mha_causal_padding": {"B2_L20_large_logits": large_logits(20, lambda: case_mha_padding(2, 20, [20, 7], True))},
+    "cross_attention": {"B1_Lq9_Lk20_large_logits": large_logits(20, lambda: case_cross(1, 9, 20))},
+    "gqa": {"B1_L20_large_logits": large_logits(20, lambda: case_grouped(1, 20, 2))},
+    "mqa": {"B1_L20_large_logits": large_logits(20, lambda: case_grouped(1, 20, 1))},
+}
 
 
 def main():
@@ -343,7 +384,8 @@ def main():
     os.makedirs(os.path.join(OUT, "weights512"))
     for name, w in W512.items():
         np.save(os.path.join(OUT, "weights512", f"{name}.npy"), w)
-    for variant, cases in CASES.items():
+    every_case = [(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items())
+    for variant, cases in every_case:
         for case, make in cases.items():
             d = os.path.join(OUT, variant, case)
             os.makedirs(d)
@@ -361,7 +403,7 @@ def main():
             with open(os.path.join(d, "case.txt"), "w") as f:
                 f.write("# written by tests/golden/make_golden.py; <role> <name> <file relative to this folder>\n")
                 f.write("\n".join(lines) + "\n")
-    print(f"wrote {sum(len(c) for c in CASES.values())} cases for {len(CASES)} variants into {OUT}")
+    print(f"wrote {sum(len(c) for _, c in every_case)} cases for {len(CASES)} variants into {OUT}")
 
 
 if __name__ == "__main__":

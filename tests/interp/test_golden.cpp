@@ -1,5 +1,6 @@
 // The interpreter against the independent NumPy float64 oracle (tests/golden/make_golden.py), for
-// every built-in variant on every committed case (at least two shapes each), within 1e-9 relative.
+// every built-in variant on every committed case (at least two shapes each, and for every variant with
+// inputs of its own scale a large-logit case with non-integer inputs), within 1e-9 relative.
 #define BOOST_TEST_MODULE interp_golden
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/testing/compare.hpp>
@@ -27,6 +28,9 @@ BOOST_AUTO_TEST_CASE(every_builtin_variant_matches_the_numpy_oracle) {
                 const auto c = attnforge::testing::load_golden_case(dir);
                 BOOST_TEST_CONTEXT("case " << c.name) {
                     const auto result = attnforge::interp::evaluate(graph, c.inputs);
+                    // The large-logit cases (docs/contract.md §5) must reach scores of 10³ and more.
+                    if (c.name.ends_with("_large_logits"))
+                        BOOST_TEST(result.score_rounding.largest_score_magnitude >= 1e3);
                     const double bound =
                         relative_tolerance * std::max(1.0, attnforge::testing::max_abs(c.expected_output));
                     BOOST_TEST(attnforge::testing::max_abs_diff(result.output, c.expected_output) <= bound);

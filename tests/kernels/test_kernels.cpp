@@ -1,6 +1,9 @@
 // Every kernel of the registry against the reference interpreter, on shapes that cover B ∈ {1, 3},
-// lengths ∈ {1, 7, 64, 129, 1000}, Lq ≠ Lk, fully masked rows (padding, attention masks) and logits
-// of ~1e4, within docs/contract.md §5: max |kernel - interpreter| ≤ 1e-4 · (1 + max |interpreter|).
+// lengths ∈ {1, 7, 64, 129, 1000}, Lq ≠ Lk, fully masked rows (padding, attention masks) and large
+// logits, within docs/contract.md §5: max |kernel - interpreter| ≤ 1e-4 · (1 + max |interpreter|)
+// + 2·√E·2⁻²⁴·S·V (the rounding of float32 scores, interp::Result::score_rounding). Every variant has
+// large-logit cases with non-integer inputs (uniform in ±75 or more, so S reaches ~10³–10⁴ with
+// near-ties; integer inputs would round exactly and hide the second term); each checks it reached its S.
 // One test case per variant family; every kernel of a variant (each strategy, and its attention
 // weights) is run on the same inputs, whatever size class the rule would give it.
 #define BOOST_TEST_MODULE kernels
@@ -24,7 +27,17 @@ struct Case {
     Sizes sizes;
     InputOptions options;
     std::string label;
+    double min_score_magnitude = 0;  // a large-logit case: the S (contract §5) its inputs must reach
 };
+
+// Inputs uniform in ±`scale` (activations, heads, caches), weights times `weight_scale`.
+InputOptions large_logits(double scale, unsigned seed, double weight_scale = 1.0) {
+    InputOptions o;
+    o.activation_scale = scale;
+    o.seed = seed;
+    o.weight_scale = weight_scale;
+    return o;
+}
 
 void check_variant(std::string_view variant, const std::vector<Case>& cases) {
     bool found = false;
@@ -35,17 +48,27 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         for (const Case& c : cases) {
             const auto inputs = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
             const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
+            const auto& rounding = reference.score_rounding;
+            BOOST_TEST(rounding.largest_score_magnitude >= c.min_score_magnitude,
+                       variant << " on " << c.label << ": S = " << rounding.largest_score_magnitude
+                               << ", not the large logits the case is for (" << c.min_score_magnitude << ")");
             for (std::string_view result : {"output", "attention_weights"}) {
                 const auto kernels = runtime::kernels_for(variant, result);
                 // Every variant has output kernels, and attention-weights kernels where it has weights.
                 BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel");
                 const auto& expected =
                     result == "output" ? reference.output : reference.intermediates.at("attention_weights");
-                const double bound = 1e-4 * (1.0 + attnforge::testing::max_abs(expected));
+                const double bound = attnforge::testing::contract_bound(
+                    expected, result == "output" ? rounding.output : rounding.attention_weights);
                 for (const runtime::KernelEntry* k : kernels) {
                     BOOST_TEST_CONTEXT(k->name << " on " << c.label) {
                         const auto got = runtime::to_float64(runtime::run_kernel(*k, inputs));
-                        BOOST_TEST(attnforge::testing::max_abs_diff(got, expected) <= bound);
+                        const double error = attnforge::testing::max_abs_diff(got, expected);
+                        BOOST_TEST(error <= bound);
+                        if (c.min_score_magnitude > 0)
+                            BOOST_TEST_MESSAGE(k->name << " on " << c.label << ": S " << rounding.largest_score_magnitude
+                                                       << ", error " << error << " = " << error / bound
+                                                       << " of the bound");
                     }
                 }
             }
@@ -69,18 +92,25 @@ std::vector<Case> sdpa_cases(bool static_heads) {
         {heads_sizes(1, h(H), 1000, 1000), {}, "B1 L1000"},
         {heads_sizes(1, h(H), 7, 129), {}, "B1 Lq7 Lk129"},
         {heads_sizes(3, h(1), 129, 64), {}, "B3 Lq129 Lk64"},
-        {heads_sizes(1, h(H), 64, 64), {1.0, true, 7}, "B1 L64 logits~1e4"},
+        {heads_sizes(1, h(H), 64, 64), {1.0, true, 7}, "B1 L64 integer logits~1e4"},
+        {heads_sizes(1, h(H), 64, 64), large_logits(75, 13), "B1 L64 q,k,v ±75", 1e3},
+        {heads_sizes(2, h(H), 129, 300), large_logits(90, 17), "B2 Lq129 Lk300 q,k,v ±90", 5e3},
     };
     return cases;
 }
 
-std::vector<Case> layer_cases() {
+// Large logits: x in ±75 through weights of ±2/√D; behind a LayerNorm (layer_norm), which undoes x's
+// scale, weights 45 times larger instead.
+std::vector<Case> layer_cases(bool layer_norm = false) {
     auto s = [](std::int64_t B, std::int64_t L) { return Sizes{B, 0, {{"x", L}}}; };
+    const auto large = [&](unsigned seed) { return layer_norm ? large_logits(1, seed, 45) : large_logits(75, seed); };
     return {{s(1, 1), {}, "B1 L1"},
             {s(3, 7), {}, "B3 L7"},
             {s(1, 64), {}, "B1 L64"},
             {s(3, 129), {}, "B3 L129"},
-            {s(1, 1000), {}, "B1 L1000"}};
+            {s(1, 1000), {}, "B1 L1000"},
+            {s(1, 64), large(13), "B1 L64 large logits", 1e3},
+            {s(2, 129), large(17), "B2 L129 large logits", 1e3}};
 }
 
 // Self-attention over one sequence "tokens" (Lq = Lk), with what predicates read (document ids, prefix
@@ -89,7 +119,9 @@ std::vector<Case> token_cases() {
     auto s = [](std::int64_t B, std::int64_t H, std::int64_t L) { return Sizes{B, H, {{"tokens", L}}}; };
     return {{s(1, 2, 1), {}, "B1 L1"},       {s(3, 2, 7), {}, "B3 L7"},
             {s(1, 3, 64), {}, "B1 L64"},     {s(3, 1, 129), {}, "B3 L129"},
-            {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"}};
+            {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"},
+            {s(1, 2, 64), large_logits(75, 13), "B1 L64 q,k,v ±75", 1e3},
+            {s(2, 2, 129), large_logits(90, 17), "B2 L129 q,k,v ±90", 5e3}};
 }
 
 // Decoding over a cache of Lmax slots: Lq = 1 and 4 (and 7 > some lengths), the first entry's cache
@@ -100,7 +132,9 @@ std::vector<Case> decode_cases(bool static_heads) {
     };
     return {{s(1, 2, 1, 1), {}, "B1 Lq1 Lmax1"},          {s(3, 2, 1, 129), {}, "B3 Lq1 Lmax129"},
             {s(3, 2, 4, 300), {}, "B3 Lq4 Lmax300"},      {s(1, 3, 4, 1000), {}, "B1 Lq4 Lmax1000"},
-            {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"}, {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"}};
+            {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"}, {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
+            {s(3, 2, 4, 300), large_logits(75, 13), "B3 Lq4 Lmax300 q,k,v ±75", 1e3},
+            {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3}};
 }
 
 // Queries from x (Lq), keys and values from memory (Lk).
@@ -147,6 +181,7 @@ BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
 BOOST_AUTO_TEST_CASE(seed_attention) {
     std::vector<Case> cases;
     for (std::int64_t L : {1, 7, 64, 129}) cases.push_back({Sizes{1, 0, {{"x", L}}}, {}, "L" + std::to_string(L)});
+    cases.push_back({Sizes{1, 0, {{"x", 129}}}, large_logits(75, 13), "L129 large logits", 1e3});
     check_variant("seed_attention", cases);
 }
 
@@ -201,10 +236,10 @@ BOOST_AUTO_TEST_CASE(gqa) {
     check_variant("gqa", layer_cases());
 }
 BOOST_AUTO_TEST_CASE(self_attention_layer) {
-    check_variant("self_attention_layer", layer_cases());
+    check_variant("self_attention_layer", layer_cases(true));
 }
 BOOST_AUTO_TEST_CASE(positional_self_attention_layer) {
-    check_variant("positional_self_attention_layer", layer_cases());
+    check_variant("positional_self_attention_layer", layer_cases(true));
 }
 BOOST_AUTO_TEST_CASE(mqa) {
     check_variant("mqa", layer_cases());
@@ -215,7 +250,8 @@ BOOST_AUTO_TEST_CASE(cross_attention) {
     check_variant("cross_attention", {{s(1, 1, 7), {}, "B1 Lq1 Lk7"},
                                       {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
                                       {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
-                                      {s(1, 1000, 129), {}, "B1 Lq1000 Lk129"}});
+                                      {s(1, 1000, 129), {}, "B1 Lq1000 Lk129"},
+                                      {s(2, 129, 300), large_logits(75, 13), "B2 Lq129 Lk300 large logits", 1e3}});
 }
 
 BOOST_AUTO_TEST_CASE(decode) {
@@ -238,5 +274,6 @@ BOOST_AUTO_TEST_CASE(decoder_layer) {
     check_variant("decoder_layer", {{s(1, 1, 7), {}, "B1 Lq1 Lk7"},
                                     {s(3, 7, 129), {}, "B3 Lq7 Lk129"},
                                     {s(1, 129, 64), {}, "B1 Lq129 Lk64"},
-                                    {s(2, 300, 100), {}, "B2 Lq300 Lk100"}});
+                                    {s(2, 300, 100), {}, "B2 Lq300 Lk100"},
+                                    {s(2, 129, 64), large_logits(1, 13, 45), "B2 Lq129 Lk64 large logits", 1e3}});
 }

@@ -62,7 +62,6 @@ int viz(const VizOptions& o, std::ostream& out, std::ostream& err) {
         runtime::Tensor computed = runtime::evaluate(o.variant, inputs, engine, ro);
         std::vector<std::int64_t> shape = computed.shape;
         std::vector<float> weights = std::move(computed.f32);
-        if (shape.size() == 3) shape.insert(shape.begin(), 1);  // unbatched variants: B = 1
         const std::int64_t B = shape[0], H = shape[1], Lq = shape[2], Lk = shape[3];
         if (o.batch < 0 || o.batch >= B)
             throw input_error("--batch must be in [0, " + std::to_string(B) + "), given " + std::to_string(o.batch));

@@ -2,6 +2,7 @@
 #include <attnforge/interp/ops.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnforge::interp::ops {
 
@@ -73,6 +74,19 @@ Tensor scores(const Tensor& q, const Tensor& k, double scale) {
             }
         }
     return s;
+}
+
+double largest_score_magnitude(const Tensor& q, const Tensor& k, double scale) {
+    Tensor abs_q = q, abs_k = k;
+    for (double& x : abs_q.data) x = std::abs(x);
+    for (double& x : abs_k.data) x = std::abs(x);
+    return largest_magnitude(scores(abs_q, abs_k, std::abs(scale)));
+}
+
+double largest_magnitude(const Tensor& t) {
+    double m = 0;
+    for (double x : t.data) m = std::max(m, std::abs(x));
+    return m;
 }
 
 Tensor weighted_sum(const Tensor& p, const Tensor& v) {

@@ -151,7 +151,7 @@ public:
             output.result = result.func;
         });
         output.func = *output_;
-        output.same_indices = batched(output_spec_);
+        output.same_indices = static_cast<int>(output_spec_.dims.size()) == output.result.dimensions();
         cg::apply_schedule(ctx.roles, output, ctx.plan, k);
     }
 
@@ -247,13 +247,14 @@ private:
         }
     }
 
-    // output(...) = result(...), dropping the batch index of unbatched graphs.
+    // output(...) = result(...), dropping the batch index of an unbatched graph's output (its attention
+    // weights keep a batch axis of 1).
     void define_output(const cg::Lowered& result) {
         const int rank = static_cast<int>(output_spec_.dims.size());
         std::vector<Var> vars;
         for (int d = 0; d < rank; ++d) vars.emplace_back("o" + std::to_string(d));
         std::vector<Expr> args(vars.begin(), vars.end());
-        if (!batched(output_spec_)) args.push_back(0);
+        if (static_cast<int>(args.size()) < result.func.dimensions()) args.push_back(0);
         Func f = *output_;
         f(vars) = result.func(args);
         output_->set_estimates(estimates_of(output_spec_, estimates()));

@@ -29,4 +29,10 @@ inline double max_abs(const interp::Tensor& a) {
     return m;
 }
 
+// docs/contract.md §5: 1e-4 · (1 + max |reference|) plus the rounding of float32 scores
+// (interp::Result::score_rounding, 0 where the reference has no attention).
+inline double contract_bound(const interp::Tensor& reference, double score_rounding = 0) {
+    return 1e-4 * (1 + max_abs(reference)) + score_rounding;
+}
+
 }  // namespace attnforge::testing

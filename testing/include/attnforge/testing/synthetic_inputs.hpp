@@ -1,5 +1,5 @@
 // synthetic_inputs: deterministic inputs for any graph signature at given sizes: activations and heads uniform in
-// [-scale, scale], weights scaled by 1/sqrt(D_in), LayerNorm gamma near 1, masks with some keys
+// [-scale, scale], weights uniform in ±2·weight_scale/sqrt(D_in), LayerNorm gamma near 1, masks with some keys
 // masked and, where there is more than one, a fully masked batch entry or query row; values that
 // predicates read as indices are integers (int32 where the input is an index input): document ids
 // (B, L) in runs of packed documents, per batch entry lengths (B) in [0, L], and cache lengths in
@@ -31,6 +31,7 @@ struct SyntheticOptions {
     bool integer_values = false;  // small integers: exact float32 products, for logits of 1e4
     unsigned seed = 1;
     bool full_caches = false;  // every cache length = Lmax
+    double weight_scale = 1.0;  // projection weights times this: large logits behind a LayerNorm
 };
 
 inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const SyntheticSizes& s) {
@@ -123,7 +124,8 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
             if (o.integer_values)
                 v = static_cast<float>(small(gen));
             else if (weight)
-                v = unit(gen) / std::sqrt(static_cast<float>(spec.dims[0].size)) * 2.0f;
+                v = unit(gen) / std::sqrt(static_cast<float>(spec.dims[0].size)) * 2.0f *
+                    static_cast<float>(o.weight_scale);
             else if (vector)
                 v = 1.0f + 0.2f * unit(gen);
             else

@@ -142,7 +142,10 @@ tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
     auto found = find_softmax<"attention">(g);
     if constexpr (decltype(hana::is_just(found))::value) {
         using Kind = typename std::remove_cvref_t<decltype(found.value())>::kind;
-        return {"attention_weights", dims_of_kind<Kind>(), element_type::float32, {}};
+        auto dims = dims_of_kind<Kind>();
+        // Always (B, Hq, Lq, Lk) (docs/contract.md §3): an unbatched graph's weights have B = 1.
+        if (dims.front().role != dim_spec::axis::batch) dims.insert(dims.begin(), {dim_spec::axis::fixed, {}, 1});
+        return {"attention_weights", std::move(dims), element_type::float32, {}};
     } else {
         return {"attention_weights", {}, element_type::float32, {}};  // none: no dims
     }

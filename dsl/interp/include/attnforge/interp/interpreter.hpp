@@ -5,6 +5,7 @@
 //     r.output                                   // (B, L, 512)
 //     r.intermediates.at("attention_weights")    // (B, Hq, Lq, Lk)
 //     r.intermediates.at("attention_logsumexp")  // (B, Hq, Lq), -inf for fully masked rows
+//     r.score_rounding.output                    // docs/contract.md §5's score-rounding term
 //     evaluate(g, inputs, {.intermediates = false})  // output only
 //
 // One evaluate() overload per node kind; the nodes themselves know nothing of evaluation.
@@ -21,14 +22,24 @@
 
 namespace attnforge::interp {
 
+// docs/contract.md §5's second term, 2·√E·2⁻²⁴·S·V: how far rounding the scores to float32 alone can
+// move a result, the largest over the graph's attentions (S the largest scale·Σₑ|qₑ·kₑ|, V = max |v|
+// for the output, 1 for the attention weights). Kept with the intermediates.
+struct ScoreRounding {
+    double largest_score_magnitude = 0;  // S
+    double output = 0;
+    double attention_weights = 0;
+};
+
 struct Result {
     Tensor output;
     TensorMap intermediates;  // "<softmax label>_weights", "<softmax label>_logsumexp", when requested
+    ScoreRounding score_rounding;
 };
 
 struct EvaluateOptions {
-    // Keep every softmax's weights and logsumexp in Result::intermediates. Off saves their memory
-    // (B·Hq·Lq·Lk doubles per softmax).
+    // Keep every softmax's weights and logsumexp in Result::intermediates and work out
+    // Result::score_rounding. Off saves their memory (B·Hq·Lq·Lk doubles per softmax) and time.
     bool intermediates = true;
 };
 
@@ -41,6 +52,9 @@ struct Context {
     const BoundInputs& bound;
     TensorMap& intermediates;
     bool capture;
+    ScoreRounding& score_rounding;
+    double last_score_magnitude = 0;  // S and E of the score evaluated last (while capturing)
+    std::int64_t last_head_width = 0;
 };
 
 // Expression backend: every value a double; booleans are 0 or 1.
@@ -156,7 +170,12 @@ Tensor evaluate(const dsl::merge_heads_node<X>& n, Context& ctx) {
 
 template <class Q, class K>
 Tensor evaluate(const dsl::score_node<Q, K>& n, Context& ctx) {
-    return ops::scores(evaluate(n.q, ctx), evaluate(n.k, ctx), n.effective_scale());
+    const Tensor q = evaluate(n.q, ctx), k = evaluate(n.k, ctx);
+    if (ctx.capture) {
+        ctx.last_score_magnitude = ops::largest_score_magnitude(q, k, n.effective_scale());
+        ctx.last_head_width = q.dim(3);
+    }
+    return ops::scores(q, k, n.effective_scale());
 }
 
 // Where the queries of an attention sit: query i of batch entry b at position i + offset[b]. Without
@@ -243,7 +262,16 @@ Tensor evaluate(const dsl::softmax_node<S, Label>& n, Context& ctx) {
 
 template <class P, class V>
 Tensor evaluate(const dsl::weighted_sum_node<P, V>& n, Context& ctx) {
-    return ops::weighted_sum(evaluate(n.probabilities, ctx), evaluate(n.v, ctx));
+    const Tensor p = evaluate(n.probabilities, ctx);
+    const double rounding = 2.0 * std::sqrt(double(ctx.last_head_width)) * 0x1p-24 * ctx.last_score_magnitude;
+    const Tensor v = evaluate(n.v, ctx);
+    if (ctx.capture) {
+        ctx.score_rounding.output = std::max(ctx.score_rounding.output, rounding * ops::largest_magnitude(v));
+        ctx.score_rounding.attention_weights = std::max(ctx.score_rounding.attention_weights, rounding);
+        ctx.score_rounding.largest_score_magnitude =
+            std::max(ctx.score_rounding.largest_score_magnitude, ctx.last_score_magnitude);
+    }
+    return ops::weighted_sum(p, v);
 }
 
 template <class X, class G, class Bt>
@@ -270,7 +298,7 @@ Tensor evaluate(const dsl::rope_node<X, P>& n, Context& ctx) {
     return ops::rope(x, n.base, offsets);
 }
 
-// Intermediates of unbatched graphs lose their batch axis of 1, like the output.
+// The output of an unbatched graph loses its batch axis of 1.
 inline void drop_batch_axis(Tensor& t) {
     t.shape.erase(t.shape.begin());
 }
@@ -284,11 +312,10 @@ Result evaluate(const dsl::graph<Name, Output>& g, const TensorMap& inputs, cons
     const dsl::graph_signature sig = dsl::signature(g);
     const BoundInputs bound = bind_inputs(sig, inputs);
     Result result;
-    detail::Context ctx{bound, result.intermediates, options.intermediates};
+    detail::Context ctx{bound, result.intermediates, options.intermediates, result.score_rounding};
     result.output = detail::evaluate(g.output, ctx);
     if (sig.output.dims.empty() || sig.output.dims.front().role != dsl::dim_spec::axis::batch) {
-        detail::drop_batch_axis(result.output);
-        for (auto& [name, t] : result.intermediates) detail::drop_batch_axis(t);
+        detail::drop_batch_axis(result.output);  // intermediates keep B = 1: weights are (B, Hq, Lq, Lk) always
     }
     return result;
 }

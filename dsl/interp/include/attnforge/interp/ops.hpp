@@ -17,6 +17,10 @@ Tensor split_heads(const Tensor& x, std::int64_t heads);
 Tensor merge_heads(const Tensor& x);
 // S[b, h, i, j] = scale · Σ_e Q[b, h, i, e] · K[b, h / (Hq/Hkv), j, e]
 Tensor scores(const Tensor& q, const Tensor& k, double scale);
+// S = max over (b, h, i, j) of |scale| · Σ_e |Q[b, h, i, e] · K[b, h / (Hq/Hkv), j, e]|: what bounds the
+// rounding of float32 scores (docs/contract.md §5).
+double largest_score_magnitude(const Tensor& q, const Tensor& k, double scale);
+double largest_magnitude(const Tensor& t);
 // O[b, h, i, e] = Σ_j P[b, h, i, j] · V[b, h / (Hq/Hkv), j, e]
 Tensor weighted_sum(const Tensor& p, const Tensor& v);
 
