@@ -102,6 +102,8 @@ class RoundTripTest(unittest.TestCase):
                     outs[engine] = (np.load(out), np.load(weights))
                     self.assertEqual(outs[engine][0].dtype, np.float32)
                     self.assertEqual(outs[engine][0].shape, shape_of(variant["output"]["shape"]))
+                    # (B, Hq, Lq, Lk) always: an unbatched variant's weights have B = 1 (docs/contract.md §3).
+                    self.assertEqual(outs[engine][1].ndim, 4, outs[engine][1].shape)
                 for k, ref in zip(outs["kernel"], outs["interpreter"]):
                     bound = 1e-4 * (1 + np.abs(ref).max(initial=0))
                     self.assertLessEqual(np.abs(k - ref).max(initial=0), bound)
