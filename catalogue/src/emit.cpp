@@ -57,6 +57,7 @@ namespace attnforge::runtime {
 namespace {
 template <class Graph> dsl::tensor_spec output_spec(const Graph& g) { return dsl::signature(g).output; }
 template <class Graph> dsl::tensor_spec attention_weights_spec(const Graph& g) { return dsl::attention_weights_spec(g); }
+template <class Graph> dsl::tensor_spec logsumexp_spec(const Graph& g) { return dsl::logsumexp_spec(g); }
 
 const KernelEntry entries[] = {
 )";
@@ -101,6 +102,9 @@ template <class Graph> interp::Tensor interpret_output(const Graph& g, const int
 }
 template <class Graph> interp::Tensor interpret_attention_weights(const Graph& g, const interp::TensorMap& in) {
     return interp::evaluate(g, in).intermediates.at("attention_weights");
+}
+template <class Graph> interp::Tensor interpret_logsumexp(const Graph& g, const interp::TensorMap& in) {
+    return interp::evaluate(g, in).intermediates.at("attention_logsumexp");
 }
 
 const ReferenceEntry entries[] = {

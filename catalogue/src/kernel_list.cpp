@@ -49,8 +49,8 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         if (fields.size() < 4) fail("a kernel line needs variant, result, strategy and sizes; given '" + text + "'");
         KernelLine k{fields[0], fields[1], fields[2], fields[3], {fields.begin() + 4, fields.end()}, "", where};
         if (!std::regex_match(k.variant, identifier)) fail("'" + k.variant + "' is not a variant name");
-        if (k.result != "output" && k.result != "attention_weights")
-            fail("result '" + k.result + "' is not output or attention_weights");
+        if (k.result != "output" && k.result != "attention_weights" && k.result != "logsumexp")
+            fail("result '" + k.result + "' is not output, attention_weights or logsumexp");
         if (!is_strategy(k.strategy))
             fail("strategy '" + k.strategy +
                  "' is not materialized, streaming, unscheduled, adams2019, mullapudi2016 or li2018");

@@ -140,11 +140,29 @@ void pack_values(const CoreCommon& core, int lanes) {
     values.compute_root().fuse(a[2], a[3], t).parallel(t).vectorize(a[0], lanes, TailStrategy::RoundUp);
 }
 
+// A softmax's row log-sum-exp (q, h, b) as the core's output: the same blocks and tasks as
+// parallel_query_blocks, vectorized along the block's rows.
+void parallel_row_blocks(Owner owner, Var t, const Tiles& tiles) {
+    Func out = owner.func;
+    const std::vector<Var> a = out.args();
+    Var qo("qo"), qi("qi");
+    out.compute_root()
+        .split(a[0], qo, qi, tiles.query_tile, owner.tail)
+        .reorder(qi, qo, a[1], a[2])
+        .fuse(qo, a[1], t)
+        .fuse(t, a[2], t)
+        .parallel(t)
+        .vectorize(qi, tiles.lanes, owner.tail);
+}
+
 void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const Knobs& k) {
     Func out = owner.func;
     const int lanes = tiles.lanes;
     Var qi("qi"), t("t");
-    parallel_query_blocks(owner, qi, t, tiles);
+    if (out.dimensions() == 3)
+        parallel_row_blocks(owner, t, tiles);  // the log-sum-exp of each row
+    else
+        parallel_query_blocks(owner, qi, t, tiles);
     schedule_score_product(core, Halide::LoopLevel(out, t), Halide::LoopLevel(out, t), tiles, k);
     reduce_row_by_lanes(core.row_max, core.row_max_lanes, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);

@@ -16,10 +16,14 @@ const dsl::graph_signature& signature_of(std::string_view variant) {
     return first_kernel(variant).signature();
 }
 
+const dsl::tensor_spec* result_spec_of(std::string_view variant, std::string_view result) {
+    first_kernel(variant);  // an unknown variant is an error, not "no such result"
+    const auto kernels = kernels_for(variant, result);
+    return kernels.empty() ? nullptr : &kernels.front()->result_spec();
+}
+
 const dsl::tensor_spec* attention_weights_of(std::string_view variant) {
-    first_kernel(variant);  // an unknown variant is an error, not "no weights"
-    const auto weights = kernels_for(variant, "attention_weights");
-    return weights.empty() ? nullptr : &weights.front()->result_spec();
+    return result_spec_of(variant, "attention_weights");
 }
 
 double flops_of(std::string_view variant, const dsl::FlopSizes& sizes) {

@@ -95,16 +95,21 @@ class RoundTripTest(unittest.TestCase):
                 inputs = write_inputs(variant, d, rng)
                 outs = {}
                 for engine in ("kernel", "interpreter"):
-                    out, weights = os.path.join(d, f"{engine}.npy"), os.path.join(d, f"{engine}_w.npy")
+                    out, weights, lse = (os.path.join(d, f"{engine}{s}.npy") for s in ("", "_w", "_lse"))
                     r = attnforge("run", name, *inputs, "--output", out, "--engine", engine,
-                                  "--attention-weights", weights)
+                                  "--attention-weights", weights, "--logsumexp", lse)
                     self.assertEqual(r.returncode, 0, r.stderr)
-                    outs[engine] = (np.load(out), np.load(weights))
+                    outs[engine] = (np.load(out), np.load(weights), np.load(lse))
                     self.assertEqual(outs[engine][0].dtype, np.float32)
                     self.assertEqual(outs[engine][0].shape, shape_of(variant["output"]["shape"]))
-                    # (B, Hq, Lq, Lk) always: an unbatched variant's weights have B = 1 (docs/contract.md §3).
+                    # (B, Hq, Lq, Lk) always: an unbatched variant's weights have B = 1 (docs/contract.md §3);
+                    # the log-sum-exp is (B, Hq, Lq), the same rows.
                     self.assertEqual(outs[engine][1].ndim, 4, outs[engine][1].shape)
+                    self.assertEqual(outs[engine][2].shape, outs[engine][1].shape[:3])
                 for k, ref in zip(outs["kernel"], outs["interpreter"]):
+                    # Fully masked rows: a log-sum-exp of −∞ on both sides; the rest within the bound.
+                    np.testing.assert_array_equal(np.isneginf(k), np.isneginf(ref))
+                    k, ref = k[np.isfinite(ref)], ref[np.isfinite(ref)]
                     bound = 1e-4 * (1 + np.abs(ref).max(initial=0))
                     self.assertLessEqual(np.abs(k - ref).max(initial=0), bound)
 
@@ -270,6 +275,13 @@ class ErrorTest(unittest.TestCase):
         self.assert_rejected(["run", "sdpa", *self.inputs(), "--output", self.out, "--engine", "gpu"], "engine")
         self.assert_rejected(["run", "sdpa", *self.inputs()], "--output")
         self.assert_rejected(["run", "sdpa", "--input", "q", "--output", self.out], "NAME=FILE.npy")
+        # Two results into one file.
+        self.assert_rejected(["run", "sdpa", *self.inputs(), "--output", self.out, "--logsumexp", self.out],
+                             "--logsumexp and --output name the same file")
+        lse = os.path.join(self.d, "lse.npy")
+        self.assert_rejected(["run", "sdpa", *self.inputs(), "--output", self.out, "--attention-weights", lse,
+                              "--logsumexp", lse], "--logsumexp and --attention-weights name the same file")
+        self.assertFalse(os.path.exists(lse))
 
     def test_unwritable_output_is_status_2_and_leaves_nothing(self):
         out = os.path.join(self.d, "no_dir", "out.npy")

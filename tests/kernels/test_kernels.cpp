@@ -52,12 +52,16 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
             BOOST_TEST(rounding.largest_score_magnitude >= c.min_score_magnitude,
                        variant << " on " << c.label << ": S = " << rounding.largest_score_magnitude
                                << ", not the large logits the case is for (" << c.min_score_magnitude << ")");
-            for (std::string_view result : {"output", "attention_weights"}) {
+            for (std::string_view result : {"output", "attention_weights", "logsumexp"}) {
                 const auto kernels = runtime::kernels_for(variant, result);
-                // Every variant has output kernels, and attention-weights kernels where it has weights.
+                // Every variant has output kernels, and attention-weights and log-sum-exp kernels where it
+                // has weights (every built-in variant does).
                 BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel");
                 const auto& expected =
-                    result == "output" ? reference.output : reference.intermediates.at("attention_weights");
+                    result == "output"      ? reference.output
+                    : result == "logsumexp" ? reference.intermediates.at("attention_logsumexp")
+                                            : reference.intermediates.at("attention_weights");
+                // The log-sum-exp moves with the scores' rounding as the weights do (V = 1).
                 const double bound = attnforge::testing::contract_bound(
                     expected, result == "output" ? rounding.output : rounding.attention_weights);
                 for (const runtime::KernelEntry* k : kernels) {

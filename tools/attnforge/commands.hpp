@@ -22,6 +22,7 @@ struct RunOptions {
     std::string output;
     std::string engine = "kernel";  // kernel | interpreter
     std::string attention_weights;  // optional FILE.npy
+    std::string logsumexp;          // optional FILE.npy
     int threads = 0;
 };
 int run(const RunOptions&, std::ostream& out, std::ostream& err);

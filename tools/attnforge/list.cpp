@@ -28,7 +28,7 @@ int list(const ListOptions& options, std::ostream& out) {
             {"variant", variant}, {"inputs", nlohmann::json::array()}, {"output", tensor_json(sig.output)}};
         for (const auto& in : sig.inputs) v["inputs"].push_back(tensor_json(in));
         v["kernels"] = nlohmann::json::array();
-        for (std::string_view result : {"output", "attention_weights"})
+        for (std::string_view result : {"output", "attention_weights", "logsumexp"})
             for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result))
                 v["kernels"].push_back({{"name", k->name},
                                         {"result", k->result},

@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"kernel", "interpreter"}));
     run_cmd->add_option("--attention-weights", run.attention_weights,
                         "Also write the softmax probabilities (B, Hq, Lq, Lk) to this .npy file");
+    run_cmd->add_option("--logsumexp", run.logsumexp,
+                        "Also write the log-sum-exp of the softmax rows (B, Hq, Lq; -inf for fully masked rows) to "
+                        "this .npy file");
     run_cmd->add_option("--threads", run.threads, "Threads for this run (default: one per core)")
         ->check(attnforge::cli::positive);
 

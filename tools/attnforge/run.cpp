@@ -1,5 +1,5 @@
 // attnforge run VARIANT --input NAME=FILE.npy ... --output FILE.npy [--engine kernel|interpreter]
-//               [--attention-weights FILE.npy] [--threads N]
+//               [--attention-weights FILE.npy] [--logsumexp FILE.npy] [--threads N]
 // Everything is read, checked and computed before anything is written: on failure no output exists.
 #include "commands.hpp"
 #include "exit_status.hpp"
@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <ostream>
+#include <vector>
 
 namespace attnforge::cli {
 
@@ -19,24 +20,39 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
         // downstream build's own variants.
         const runtime::Engine engine = runtime::parse_engine(o.engine);
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
-        if (!o.attention_weights.empty() && !runtime::attention_weights_of(o.variant))
-            throw input_error(o.variant + " has no attention weights to write (--attention-weights)");
+        // The extra results asked for: (option, result, file).
+        struct Extra {
+            const char* option;
+            const char* result;
+            const std::string& file;
+        };
+        std::vector<Extra> extras;
+        for (const Extra& e : {Extra{"--attention-weights", "attention_weights", o.attention_weights},
+                               Extra{"--logsumexp", "logsumexp", o.logsumexp}})
+            if (!e.file.empty()) extras.push_back(e);
         auto same_file = [](const std::string& a, const std::string& b) {
             return std::filesystem::absolute(a).lexically_normal() == std::filesystem::absolute(b).lexically_normal();
         };
-        if (!o.attention_weights.empty() && same_file(o.attention_weights, o.output))
-            throw input_error("--attention-weights and --output name the same file");
+        for (std::size_t i = 0; i < extras.size(); ++i) {
+            const Extra& e = extras[i];
+            if (!runtime::result_spec_of(o.variant, e.result))
+                throw input_error(o.variant + " has no " + e.result + " to write (" + e.option + ")");
+            if (same_file(e.file, o.output)) throw input_error(std::string(e.option) + " and --output name the same file");
+            for (std::size_t j = 0; j < i; ++j)
+                if (same_file(e.file, extras[j].file))
+                    throw input_error(std::string(e.option) + " and " + extras[j].option + " name the same file");
+        }
 
         const runtime::TensorMap inputs = load_inputs(o.variant, sig, o.inputs, warnings);
         runtime::RunOptions ro;
         ro.threads = o.threads;
         const runtime::Tensor y = runtime::evaluate(o.variant, inputs, engine, ro);
-        runtime::Tensor w;
-        if (!o.attention_weights.empty()) {
-            ro.result = "attention_weights";
-            w = runtime::evaluate(o.variant, inputs, engine, ro);
+        std::vector<runtime::Tensor> results;  // every one computed before anything is written
+        for (const Extra& e : extras) {
+            ro.result = e.result;
+            results.push_back(runtime::evaluate(o.variant, inputs, engine, ro));
         }
-        if (!o.attention_weights.empty()) io::write_npy(o.attention_weights, w.shape, w.f32);
+        for (std::size_t i = 0; i < extras.size(); ++i) io::write_npy(extras[i].file, results[i].shape, results[i].f32);
         io::write_npy(o.output, y.shape, y.f32);
         out << "attnforge: " << o.variant << " (" << o.engine << ") wrote " << o.output << " "
             << interp::shape_string(y.shape) << "\n";

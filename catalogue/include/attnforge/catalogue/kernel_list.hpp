@@ -13,7 +13,7 @@ namespace attnforge::catalogue {
 
 struct KernelLine {
     std::string variant;             // a graph of the variants namespace
-    std::string result;              // output | attention_weights | block_ranges (a pre-pass)
+    std::string result;              // output | attention_weights | logsumexp | block_ranges (a pre-pass)
     std::string strategy;            // materialized | streaming | unscheduled | an autoscheduler
     std::string sizes;               // its size class (size_class.hpp)
     std::vector<std::string> knobs;  // "name=value" as written, in order (block_mask=1 included)

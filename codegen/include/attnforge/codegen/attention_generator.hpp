@@ -7,7 +7,8 @@
 // GeneratorParams
 //   variant      the name of a graph in the generator's list of variants
 //   result       "output" (the graph's output), "attention_weights" (its softmax labelled
-//                "attention": (B, Hq, Lq, Lk)) or "block_ranges" (the pre-pass of a block-masked kernel:
+//                "attention": (B, Hq, Lq, Lk)), "logsumexp" (that softmax's row log-sum-exp: (B, Hq, Lq),
+//                −∞ for fully masked rows) or "block_ranges" (the pre-pass of a block-masked kernel:
 //                (B, H or 1, ceil(Lq / query tile), 2) int32, each query tile's first and last live key block)
 //   strategy     materialized | streaming | decode | unscheduled
 //   every knob of the knob table (codegen/include/attnforge/codegen/schedules/knobs.hpp), with its
@@ -101,10 +102,13 @@ public:
     void configure() {
         with_variant<Variants>(variant, [&](const auto& g) {
             signature_ = dsl::signature(g);
-            if (output_kind.value() == "attention_weights" && !dsl::has_attention_weights(g))
+            const std::string& result = output_kind.value();
+            if ((result == "attention_weights" || result == "logsumexp") && !dsl::has_attention_weights(g))
                 throw std::invalid_argument("attnforge generator: variant '" + variant.value() +
                                             "' has no softmax labelled 'attention' to expose");
-            output_spec_ = output_kind.value() == "output" ? signature_.output : dsl::attention_weights_spec(g);
+            output_spec_ = result == "output"            ? signature_.output
+                           : result == "attention_weights" ? dsl::attention_weights_spec(g)
+                                                           : dsl::logsumexp_spec(g);
         });
         knobs_ = knobs();
         const bool block_mask = knobs_.block_mask != 0;
@@ -131,6 +135,8 @@ public:
         // The pre-pass tiles queries and keys as the streaming kernel it serves.
         if (output_kind.value() == "block_ranges") k.strategy = cg::Strategy::streaming;
         cg::LoweringContext ctx(cg::plan_for(k, this->get_target()));
+        ctx.softmax_result =
+            output_kind.value() == "logsumexp" ? cg::SoftmaxResult::logsumexp : cg::SoftmaxResult::probabilities;
         cg::PipelineOutput output;
         bind_inputs(ctx);
         if (output_kind.value() == "block_ranges") return generate_block_ranges(ctx);

@@ -156,6 +156,10 @@ struct Roles {
     // Re-indexing nodes (split/merge heads) and adds have no role: they stay inline.
 };
 
+// What a softmax that is the result (no weighted sum above it) gives: its probabilities (k, q, h, b) or
+// the log-sum-exp of its rows (q, h, b).
+enum class SoftmaxResult { probabilities, logsumexp };
+
 class LoweringContext {
 public:
     explicit LoweringContext(AlgorithmPlan algorithm_plan) : plan(algorithm_plan) {}
@@ -166,6 +170,7 @@ public:
     Roles roles;
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once
     BlockRangeRead block_ranges;                          // set when the kernel takes the pre-pass's ranges as an input
+    SoftmaxResult softmax_result = SoftmaxResult::probabilities;
 
     const Tiles& tiles() const { return codegen::tiles(plan); }
     std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }

@@ -14,7 +14,7 @@ namespace attnforge::runtime {
 
 struct ReferenceEntry {
     std::string_view variant;
-    std::string_view result;  // "output" or "attention_weights"
+    std::string_view result;  // "output", "attention_weights" or "logsumexp"
     interp::Tensor (*interpret)(const interp::TensorMap& inputs);
 };
 

@@ -16,7 +16,7 @@ namespace attnforge::runtime {
 struct KernelEntry {
     std::string_view name;        // e.g. "sdpa__streaming"
     std::string_view variant;     // the DSL graph it was generated from
-    std::string_view result;      // "output" or "attention_weights"
+    std::string_view result;      // "output", "attention_weights" or "logsumexp"
     std::string_view strategy;    // materialized | streaming | unscheduled
     std::string_view size_class;  // any | Lk<=N | Lk>N | A<Lk<=B (a tuned kernel's bucket)
     std::string_view knobs;       // schedule knobs from the list, "name=value ..."

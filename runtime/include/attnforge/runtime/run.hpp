@@ -24,7 +24,7 @@ struct no_keys_error : input_error {
 };
 
 struct RunOptions {
-    std::string_view result = "output";  // or "attention_weights"
+    std::string_view result = "output";  // or "attention_weights", "logsumexp"
     int threads = 0;                     // 0: the process default (set_default_threads); otherwise for this call only
 };
 

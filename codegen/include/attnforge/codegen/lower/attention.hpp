@@ -70,8 +70,14 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
     in.name = ctx.name("softmax");
 
     if constexpr (!Pattern::has_values) {
-        // The probabilities are the result: every strategy materializes them.
+        // The probabilities, or their rows' log-sum-exp, are the result: every strategy materializes them.
         MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), false);
+        if (ctx.softmax_result == SoftmaxResult::logsumexp) {
+            detail::materialized_logsumexp(core, ctx.name("logsumexp"));
+            ctx.roles.cores.push_back(core);
+            const std::vector<Halide::Expr>& s = core.score_extents;  // (Lk, Lq, H, B)
+            return {core.output, {s[1], s[2], s[3]}};
+        }
         detail::materialized_probabilities(core, ctx.name("probabilities"));
         ctx.roles.cores.push_back(core);
         return {core.output, core.score_extents};

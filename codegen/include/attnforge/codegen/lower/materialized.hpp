@@ -9,6 +9,7 @@
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
+#include <attnforge/codegen/lower/vector_math.hpp>
 
 #include <tuple>
 
@@ -53,6 +54,20 @@ inline void materialized_probabilities(MaterializedCore& core, const std::string
     p(k, q, h, b) =
         ieee(Halide::select(core.row_sum(q, h, b) == 0.0f, 0.0f, core.exps(k, q, h, b) / core.row_sum(q, h, b)));
     core.output = p;
+}
+
+// The rows' log-sum-exp as the core's output, (q, h, b), in natural log: the scores are in base 2 and
+// their exps were taken after subtracting `shift` (the row max, or 0 for a fully masked row), so
+// log Σ e^s = ln 2 · shift + ln z. A fully masked row (z = 0) gives −∞, a row with a NaN NaN
+// (vector_log keeps both).
+inline void materialized_logsumexp(MaterializedCore& core, const std::string& name) {
+    constexpr double ln_2 = 0.69314718055994530942;
+    Halide::Var q("q"), h("h"), b("b");
+    const Halide::Expr m = core.row_max(q, h, b), z = core.row_sum(q, h, b);
+    const Halide::Expr shift = Halide::select(m == minus_infinity(), 0.0f, m);
+    Halide::Func lse(name);
+    lse(q, h, b) = ieee(shift * static_cast<float>(ln_2) + vector_log(z));
+    core.output = lse;
 }
 
 // (Σ_k exps · V) / z as the core's output, the sum over the keys of the pattern's band only (with the

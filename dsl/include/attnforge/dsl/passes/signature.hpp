@@ -151,4 +151,13 @@ tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
     }
 }
 
+// The log-sum-exp of the same softmax's rows, (B, Hq, Lq): log Σ_k exp(s_k), −∞ for fully masked rows.
+template <fixed_string Name, class Output>
+tensor_spec logsumexp_spec(const graph<Name, Output>& g) {
+    tensor_spec spec = attention_weights_spec(g);
+    spec.name = "logsumexp";
+    if (!spec.dims.empty()) spec.dims.pop_back();
+    return spec;
+}
+
 }  // namespace attnforge::dsl
