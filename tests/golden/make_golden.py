@@ -130,8 +130,10 @@ def sdpa_inputs(b, h, lq, lk, qscale=64):
     return {"q": act(b, h, lq, 64, scale=qscale), "k": act(b, h, lk, 64), "v": act(b, h, lk, 64)}
 
 
-def case_seed_attention(l):
-    x, wq, wk, wv = act(l, 4, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8)
+def case_seed_attention(l, large=False):
+    """large: x of the default span (under large_logits), weights as always: logits of ~10³."""
+    x = act(l, 4) if large else act(l, 4, scale=4, span=8)
+    wq, wk, wv = act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8), act(4, 3, scale=4, span=8)
     q, k, v = (np.asarray(x, np.float64)[None, None] @ w for w in (wq, wk, wv))
     o, p = attend(q, k, v)
     return {"x": x, "wq": wq, "wk": wk, "wv": wv}, {}, o[0, 0], p  # weights (B, Hq, L, L) with B = 1
@@ -161,7 +163,7 @@ def case_mha_padding(b, l, lengths, is_causal=False):
 
 def case_mha_bias(b, l):
     x = act(b, l, 512)
-    bias = {n: act(512, scale=8) for n in ("bq", "bk", "bv", "bo")}
+    bias = {n: act(512, scale=8, span=64) for n in ("bq", "bk", "bv", "bo")}  # ±8 also under large_logits
     y, p = mha(x, x, W512, bias=bias)
     return dict({"x": x}, **bias), {n: W512_FILE[n] for n in ("wq", "wk", "wv", "wo")}, y, p
 
@@ -180,12 +182,20 @@ def case_grouped(b, l, hkv):
     return {"x": x}, {"wq": W512_FILE["wq"], "wk": W512_FILE[wk], "wv": W512_FILE[wv], "wo": W512_FILE["wo"]}, y, p
 
 
-def case_self_attention_layer(b, l, with_positions=False):
+def case_self_attention_layer(b, l, with_positions=False, gamma_times=None):
+    """gamma_times: LayerNorm's gamma that many times the shared one, as an input of the case (the
+    LayerNorm undoes x's scale: large logits need a large gamma)."""
     x = act(b, l, 512)
     h = np.asarray(x, np.float64) + (positional_encoding(l, 512) if with_positions else 0.0)
-    n = layer_norm(h, W512["gamma"], W512["beta"])
+    gamma = W512["gamma"] if gamma_times is None else (W512["gamma"] * gamma_times).astype(np.float32)
+    n = layer_norm(h, gamma, W512["beta"])
     y, p = mha(n, n, W512)
-    return {"x": x}, {n_: W512_FILE[n_] for n_ in ("gamma", "beta", "wq", "wk", "wv", "wo")}, h + y, p
+    shared = {n_: W512_FILE[n_] for n_ in ("gamma", "beta", "wq", "wk", "wv", "wo")}
+    inputs = {"x": x}
+    if gamma_times is not None:
+        inputs["gamma"] = gamma
+        del shared["gamma"]
+    return inputs, shared, h + y, p
 
 
 def case_sliding_window(b, h, l, window=128):
@@ -264,12 +274,16 @@ def case_rope(b, h, lq, lk):
     return t, {}, o, p
 
 
-def case_decoder_layer(b, lq, lk, memory_lengths):
+def case_decoder_layer(b, lq, lk, memory_lengths, gamma_times=None):
+    """gamma_times: both LayerNorms' gamma that many times larger (large logits)."""
     x, memory = act(b, lq, 512), act(b, lk, 512)
-    ln2_gamma, ln2_beta = (1 + act(512, scale=256)).astype(np.float32), act(512, scale=256)
+    ln2_gamma, ln2_beta = (1 + act(512, scale=256, span=64)).astype(np.float32), act(512, scale=256, span=64)
+    ln1_gamma = W512["gamma"]
+    if gamma_times is not None:
+        ln1_gamma, ln2_gamma = ((g * gamma_times).astype(np.float32) for g in (W512["gamma"], ln2_gamma))
     padded = np.array([[j >= n for j in range(lk)] for n in memory_lengths], dtype=bool)
     cross = {"wq": W512["wv"], "wk": W512["wq"], "wv": W512["wo"], "wo": W512["wk"]}  # other weights than self's
-    n1 = layer_norm(x, W512["gamma"], W512["beta"])
+    n1 = layer_norm(x, ln1_gamma, W512["beta"])
     y1, p = mha(n1, n1, W512, allowed=causal(lq, lq))
     h_ = np.asarray(x, np.float64) + y1
     n2 = layer_norm(h_, ln2_gamma, ln2_beta)
@@ -279,6 +293,9 @@ def case_decoder_layer(b, lq, lk, memory_lengths):
               "cross_wq": W512_FILE["wv"], "cross_wk": W512_FILE["wq"], "cross_wv": W512_FILE["wo"],
               "cross_wo": W512_FILE["wk"]}
     inputs = {"x": x, "memory": memory, "memory_padding_mask": padded, "ln2_gamma": ln2_gamma, "ln2_beta": ln2_beta}
+    if gamma_times is not None:
+        inputs["ln1_gamma"] = ln1_gamma
+        del shared["ln1_gamma"]
     return inputs, shared, h_ + y2, p
 
 
@@ -351,8 +368,8 @@ CASES = {
                            "B2_L9": lambda: case_mha_padding(2, 9, [5, 9], True)},
     "mha_bias": {"B1_L5": lambda: case_mha_bias(1, 5), "B2_L7": lambda: case_mha_bias(2, 7)},
 }
-# Large logits with non-integer inputs (docs/contract.md §5): heads in ±75, layer inputs in ±20, so that
-# scores reach 10³–10⁴ with near-ties. Drawn after every case above, so that those keep their numbers.
+# Large logits with non-integer inputs (docs/contract.md §5): heads in ±75, layer inputs in ±20 (behind
+# a LayerNorm, gamma ×16), so that scores reach 10³–10⁴ with near-ties, for every variant. Drawn after every case above, so that those keep their numbers.
 LARGE_LOGIT_CASES = {
     "sdpa": {"B1_H2_L64_large_logits": large_logits(75, lambda: case_sdpa(1, 2, 64, 64))},
     "sdpa_causal": {"B1_H2_L64_large_logits": large_logits(75, lambda: case_sdpa(1, 2, 64, 64, True))},
@@ -376,6 +393,13 @@ LARGE_LOGIT_CASES = {
     "cross_attention": {"B1_Lq9_Lk20_large_logits": large_logits(20, lambda: case_cross(1, 9, 20))},
     "gqa": {"B1_L20_large_logits": large_logits(20, lambda: case_grouped(1, 20, 2))},
     "mqa": {"B1_L20_large_logits": large_logits(20, lambda: case_grouped(1, 20, 1))},
+    "mha_bias": {"B1_L20_large_logits": large_logits(20, lambda: case_mha_bias(1, 20))},
+    "seed_attention": {"L40_large_logits": large_logits(25, lambda: case_seed_attention(40, large=True))},
+    # Behind a LayerNorm, x's scale is undone: gamma 16 times larger instead.
+    "self_attention_layer": {"B1_L20_large_logits": lambda: case_self_attention_layer(1, 20, gamma_times=16)},
+    "positional_self_attention_layer": {"B1_L20_large_logits":
+                                        lambda: case_self_attention_layer(1, 20, True, gamma_times=16)},
+    "decoder_layer": {"B1_Lq9_Lk20_large_logits": lambda: case_decoder_layer(1, 9, 20, [20], gamma_times=16)},
 }
 
 

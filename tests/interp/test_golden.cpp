@@ -1,6 +1,6 @@
 // The interpreter against the independent NumPy float64 oracle (tests/golden/make_golden.py), for
-// every built-in variant on every committed case (at least two shapes each, and for every variant with
-// inputs of its own scale a large-logit case with non-integer inputs), within 1e-9 relative.
+// every built-in variant on every committed case (at least two shapes each, and a large-logit case with
+// non-integer inputs each), within 1e-9 relative.
 #define BOOST_TEST_MODULE interp_golden
 #include <attnforge/interp/interpreter.hpp>
 #include <attnforge/testing/compare.hpp>
@@ -24,6 +24,9 @@ BOOST_AUTO_TEST_CASE(every_builtin_variant_matches_the_numpy_oracle) {
         const auto dirs = attnforge::testing::golden_case_dirs(golden_root, variant);
         BOOST_TEST_CONTEXT("variant " << variant) {
             BOOST_TEST(dirs.size() >= 2u, "every built-in variant needs golden cases on two shapes");
+            BOOST_TEST(std::any_of(dirs.begin(), dirs.end(),
+                                   [](const auto& d) { return d.filename().string().ends_with("_large_logits"); }),
+                       "every built-in variant needs a large-logit golden case (docs/contract.md §5)");
             for (const auto& dir : dirs) {
                 const auto c = attnforge::testing::load_golden_case(dir);
                 BOOST_TEST_CONTEXT("case " << c.name) {
