@@ -10,6 +10,8 @@
 #include <boost/hana/size.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 namespace {
 
 const std::filesystem::path golden_root = ATTNFORGE_GOLDEN_DIR;
