@@ -23,6 +23,7 @@ std::string params(const KernelLine& l, const std::string& result, const std::st
         p += " strategy=" + strategy;
     for (const auto& k : l.knobs)
         if (!(drop_block_mask && k == "block_mask=1")) p += " " + k;
+    if (l.storage != "float32") p += " dtype=" + l.storage;
     return p;
 }
 
@@ -66,7 +67,8 @@ const KernelEntry entries[] = {
         const std::string prepass =
             k.prepass ? "&" + f + "__block_ranges_argv, &" + f + "__block_ranges_metadata" : "nullptr, nullptr";
         s += "    {\"" + k.name + "\", \"" + k.line.variant + "\", \"" + k.line.result + "\", \"" + k.line.strategy +
-             "\", \"" + k.line.sizes + "\", \"" + k.line.knob_text() + "\", \"" + k.schedule() + "\",\n";
+             "\", \"" + k.line.sizes + "\", \"" + k.line.knob_text() + "\", \"" + k.schedule() + "\", \"" +
+             k.line.storage + "\",\n";
         s += "     &" + f + "_argv, &" + f + "_metadata, " + prepass + ",\n";
         s += "     []() -> const dsl::graph_signature& { static const auto s = dsl::signature(" + v +
              "); return s; },\n";

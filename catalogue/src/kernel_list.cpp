@@ -57,6 +57,17 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         if (!parse_size_class(k.sizes)) fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B, Lq<=N, Lq>N)");
         for (const auto& knob : k.knobs)
             if (!std::regex_match(knob, knob_word)) fail("'" + knob + "' is not a knob (name=value)");
+        // The storage type is not a schedule knob: it names the kernel and picks its kernels at run time.
+        for (auto it = k.knobs.begin(); it != k.knobs.end();) {
+            if (!it->starts_with("dtype=")) {
+                ++it;
+                continue;
+            }
+            k.storage = it->substr(6);
+            if (k.storage != "float32" && k.storage != "bf16" && k.storage != "fp16")
+                fail("dtype '" + k.storage + "' is not float32, bf16 or fp16");
+            it = k.knobs.erase(it);
+        }
         lines.push_back(std::move(k));
     }
     return lines;
@@ -69,7 +80,8 @@ std::vector<KernelLine> read_kernel_list(const std::string& path) {
 }
 
 std::string kernel_name(const KernelLine& k) {
-    std::string name = k.variant + "__" + (k.result == "output" ? k.strategy : k.result);
+    std::string name = k.variant + "__" + (k.storage == "float32" ? "" : k.storage + "__") +
+                       (k.result == "output" ? k.strategy : k.result);
     if (k.sizes != "any") {
         // Every run of characters outside [A-Za-z0-9] becomes one '_': "1024<Lk<=2048" -> "1024_Lk_2048".
         name += "__";
@@ -90,9 +102,10 @@ std::string kernel_name(const KernelLine& k) {
 }
 
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
-                              const std::string& result, std::int64_t lk, std::int64_t lq) {
+                              const std::string& result, std::int64_t lk, std::int64_t lq, const std::string& storage) {
     for (const auto& k : lines)
-        if (k.variant == variant && k.result == result && size_class_holds(k.sizes, lk, lq)) return &k;
+        if (k.variant == variant && k.result == result && k.storage == storage && size_class_holds(k.sizes, lk, lq))
+            return &k;
     return nullptr;
 }
 

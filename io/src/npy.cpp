@@ -22,6 +22,8 @@ std::size_t itemsize(npy_dtype t) {
             return 4;
         case npy_dtype::float64:
             return 8;
+        case npy_dtype::float16:
+            return 2;
         default:
             return 1;
     }
@@ -136,11 +138,12 @@ npy_dtype dtype_from_descr(const std::string& descr, const std::string& source) 
     if (descr == "|b1") return npy_dtype::boolean;
     if (descr == "|u1") return npy_dtype::uint8;
     if (descr == "<i4") return npy_dtype::int32;
+    if (descr == "<f2") return npy_dtype::float16;
     std::string why = "unsupported dtype '" + descr + "'";
     if (!descr.empty() && descr[0] == '>') why += " (big-endian; expected little-endian '<f4')";
     throw input_error(source + ": " + why +
                       "; expected float32 '<f4' for tensors, bool '|b1' or uint8 '|u1' "
-                      "for masks, int32 '<i4' for index inputs, or float64 '<f8'");
+                      "for masks, int32 '<i4' for index inputs, float16 '<f2' for fp16 kernels, or float64 '<f8'");
 }
 
 std::uint32_t little_endian(const std::byte* p, std::size_t n) {
@@ -161,6 +164,8 @@ const char* npy_descr(npy_dtype dtype) {
             return "|b1";
         case npy_dtype::int32:
             return "<i4";
+        case npy_dtype::float16:
+            return "<f2";
         default:
             return "|u1";
     }
@@ -243,6 +248,12 @@ interp::Tensor to_tensor(const NpyArray& a) {
                 std::int32_t v;
                 std::memcpy(&v, p + 4 * i, 4);
                 values[i] = v;
+                break;
+            }
+            case npy_dtype::float16: {
+                _Float16 h;
+                std::memcpy(&h, p + 2 * i, 2);
+                values[i] = static_cast<double>(h);
                 break;
             }
             default:

@@ -16,9 +16,9 @@ const dsl::graph_signature& signature_of(std::string_view variant) {
     return first_kernel(variant).signature();
 }
 
-const dsl::tensor_spec* result_spec_of(std::string_view variant, std::string_view result) {
+const dsl::tensor_spec* result_spec_of(std::string_view variant, std::string_view result, std::string_view dtype) {
     first_kernel(variant);  // an unknown variant is an error, not "no such result"
-    const auto kernels = kernels_for(variant, result);
+    const auto kernels = kernels_for(variant, result, dtype);
     return kernels.empty() ? nullptr : &kernels.front()->result_spec();
 }
 

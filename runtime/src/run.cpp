@@ -90,16 +90,21 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
                               std::to_string(t.element_count()));
     }
     const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
+    const dsl::element_type storage = storage_type_named(k.storage);
     for (const auto& spec : sig.inputs) {
         const Tensor& t = inputs.find(spec.name)->second;
-        if (t.dtype != spec.dtype)
-            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dsl::element_type_name(spec.dtype) +
+        // The graph's float32 tensors come in the kernel's storage type.
+        const dsl::element_type expected = spec.dtype == dsl::element_type::float32 ? storage : spec.dtype;
+        if (t.dtype != expected)
+            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dsl::element_type_name(expected) +
+                              (expected == spec.dtype ? "" : " (the storage type of kernel " + std::string(k.name) + ")") +
                               ", given " + dsl::element_type_name(t.dtype));
         check_addressable(k, "input '" + spec.name + "'", t.shape, static_cast<std::int64_t>(t.item_bytes()));
         dsl::check_input_values(sig, spec, sizes, t.element_count(),
                                 [&](std::int64_t i) { return t.value(static_cast<std::size_t>(i)); });
     }
-    check_addressable(k, "its " + std::string(k.result), sizes.shape_of(k.result_spec()), 4);
+    check_addressable(k, "its " + std::string(k.result), sizes.shape_of(k.result_spec()),
+                      result_dtype(k) == dsl::element_type::float32 ? 4 : 2);
     return sizes;
 }
 
@@ -117,28 +122,35 @@ std::vector<std::string_view> variants() {
     return out;
 }
 
-std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result) {
+std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result, std::string_view dtype) {
     std::vector<const KernelEntry*> out;
     for (const KernelEntry& k : registry())
-        if (k.variant == variant && k.result == result) out.push_back(&k);
+        if (k.variant == variant && k.result == result && k.storage == dtype) out.push_back(&k);
     return out;
 }
 
-const KernelEntry& first_kernel(std::string_view variant, std::string_view result) {
-    const auto candidates = kernels_for(variant, result);
+const KernelEntry& first_kernel(std::string_view variant, std::string_view result, std::string_view dtype) {
+    const auto candidates = kernels_for(variant, result, dtype);
     if (candidates.empty()) {
         std::string known;
         for (std::string_view v : variants()) known += (known.empty() ? "" : ", ") + std::string(v);
         if (kernels_for(variant, "output").empty())
             throw input_error("unknown variant '" + std::string(variant) + "'; known: " + known);
-        throw input_error("variant '" + std::string(variant) + "' has no kernel for its " + std::string(result));
+        storage_type_named(dtype);  // a storage type that is not one says so
+        throw input_error("variant '" + std::string(variant) + "' has no kernel for its " + std::string(result) +
+                          (dtype == "float32" ? "" : " in " + std::string(dtype)));
     }
     return *candidates.front();
 }
 
-const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result) {
-    const KernelEntry& first = first_kernel(variant, result);
-    const auto candidates = kernels_for(variant, result);
+dsl::element_type result_dtype(const KernelEntry& k) {
+    return k.result == "logsumexp" ? dsl::element_type::float32 : storage_type_named(k.storage);
+}
+
+const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result,
+                                 std::string_view dtype) {
+    const KernelEntry& first = first_kernel(variant, result, dtype);
+    const auto candidates = kernels_for(variant, result, dtype);
     const dsl::RuntimeSizes sizes = check_inputs(first, first.signature(), inputs);
     for (const KernelEntry* k : candidates)
         if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
@@ -187,7 +199,7 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
         buffers[i] = describe(t.data(), t.dtype, t.shape, dims[i]);
         args.push_back(&buffers[i]);
     }
-    buffers.back() = describe(out.f32.data(), out.dtype, out.shape, dims.back());
+    buffers.back() = describe(out.data(), out.dtype, out.shape, dims.back());
     args.push_back(&buffers.back());
 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
@@ -243,12 +255,14 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
 }  // namespace
 
 Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options) {
-    return run_kernel(select_kernel(variant, inputs, options.result), inputs, options);
+    return run_kernel(select_kernel(variant, inputs, options.result, options.dtype), inputs, options);
 }
 
 Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
     const dsl::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
-    Tensor out = Tensor::float32(sizes.shape_of(k.result_spec()));
+    const dsl::element_type dtype = result_dtype(k);
+    Tensor out = dtype == dsl::element_type::float32 ? Tensor::float32(sizes.shape_of(k.result_spec()))
+                                                     : Tensor::storage16(dtype, sizes.shape_of(k.result_spec()));
     call_kernel(k, inputs, out, options);
     return out;
 }
@@ -256,9 +270,10 @@ Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOption
 void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
     const dsl::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
     const std::vector<std::int64_t> expected = sizes.shape_of(k.result_spec());
-    if (out.dtype != dsl::element_type::float32 || out.shape != expected ||
-        static_cast<std::int64_t>(out.f32.size()) != out.element_count())
-        throw input_error("output of " + std::string(k.name) + ": expected float32 " + dsl::shape_string(expected) +
+    const dsl::element_type dtype = result_dtype(k);
+    if (out.dtype != dtype || out.shape != expected || static_cast<std::int64_t>(out.held()) != out.element_count())
+        throw input_error("output of " + std::string(k.name) + ": expected " + dsl::element_type_name(dtype) + " " +
+                          dsl::shape_string(expected) +
                           ", given " + dsl::element_type_name(out.dtype) + " " + dsl::shape_string(out.shape) +
                           " holding " + std::to_string(out.held()) + " values");
     call_kernel(k, inputs, out, options);

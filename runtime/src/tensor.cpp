@@ -1,22 +1,38 @@
+#include <attnforge/errors.hpp>
+#include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/runtime/tensor.hpp>
+
+#include <stdexcept>
+#include <string>
 
 namespace attnforge::runtime {
 
 Tensor Tensor::float32(std::vector<std::int64_t> shape, std::vector<float> values) {
-    Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}, {}};
+    Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}, {}, {}};
     if (t.f32.empty()) t.f32.resize(static_cast<std::size_t>(dsl::element_count(t.shape)));
     return t;
 }
 
 Tensor Tensor::boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t> values) {
-    Tensor t{std::move(shape), dsl::element_type::boolean, {}, std::move(values), {}};
+    Tensor t{std::move(shape), dsl::element_type::boolean, {}, std::move(values), {}, {}};
     if (t.u8.empty()) t.u8.resize(static_cast<std::size_t>(dsl::element_count(t.shape)));
     return t;
 }
 
 Tensor Tensor::int32(std::vector<std::int64_t> shape, std::vector<std::int32_t> values) {
-    Tensor t{std::move(shape), dsl::element_type::int32, {}, {}, std::move(values)};
+    Tensor t{std::move(shape), dsl::element_type::int32, {}, {}, std::move(values), {}};
     if (t.i32.empty()) t.i32.resize(static_cast<std::size_t>(dsl::element_count(t.shape)));
+    return t;
+}
+
+Tensor Tensor::storage16(dsl::element_type dtype, std::vector<std::int64_t> shape) {
+    if (dtype != dsl::element_type::bfloat16 && dtype != dsl::element_type::float16)
+        throw std::invalid_argument(std::string("Tensor::storage16: ") + dsl::element_type_name(dtype) +
+                                    " is not a 16-bit storage type");
+    Tensor t;
+    t.shape = std::move(shape);
+    t.dtype = dtype;
+    t.u16.resize(static_cast<std::size_t>(dsl::element_count(t.shape)));
     return t;
 }
 
@@ -26,8 +42,23 @@ std::size_t Tensor::held() const {
             return u8.size();
         case dsl::element_type::int32:
             return i32.size();
+        case dsl::element_type::bfloat16:
+        case dsl::element_type::float16:
+            return u16.size();
         default:
             return f32.size();
+    }
+}
+
+std::size_t Tensor::item_bytes() const {
+    switch (dtype) {
+        case dsl::element_type::boolean:
+            return 1;
+        case dsl::element_type::bfloat16:
+        case dsl::element_type::float16:
+            return 2;
+        default:
+            return 4;
     }
 }
 
@@ -37,6 +68,10 @@ double Tensor::value(std::size_t i) const {
             return u8[i];
         case dsl::element_type::int32:
             return i32[i];
+        case dsl::element_type::bfloat16:
+            return float_from_bf16(u16[i]);
+        case dsl::element_type::float16:
+            return float_from_fp16(u16[i]);
         default:
             return f32[i];
     }
@@ -48,9 +83,40 @@ const void* Tensor::data() const {
             return u8.data();
         case dsl::element_type::int32:
             return i32.data();
+        case dsl::element_type::bfloat16:
+        case dsl::element_type::float16:
+            return u16.data();
         default:
             return f32.data();
     }
+}
+
+Tensor to_storage(const Tensor& t, dsl::element_type storage) {
+    if (t.dtype == storage || !is_storage_type(t.dtype)) return t;
+    if (t.dtype != dsl::element_type::float32)
+        throw input_error(std::string("a ") + dsl::element_type_name(t.dtype) + " tensor cannot be stored as " +
+                          dsl::element_type_name(storage) + "; give float32 or " + dsl::element_type_name(storage));
+    if (storage == dsl::element_type::float32) return t;
+    Tensor out = Tensor::storage16(storage, t.shape);
+    const bool bf16 = storage == dsl::element_type::bfloat16;
+    for (std::size_t i = 0; i < t.f32.size(); ++i)
+        out.u16[i] = bf16 ? bf16_from_float(t.f32[i]) : fp16_from_float(t.f32[i]);
+    return out;
+}
+
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage) {
+    TensorMap out;
+    for (const auto& [name, t] : tensors) out.emplace(name, to_storage(t, storage));
+    return out;
+}
+
+Tensor to_float32(const Tensor& t) {
+    if (t.dtype == dsl::element_type::float32) return t;
+    if (!is_storage_type(t.dtype))
+        throw std::invalid_argument(std::string("to_float32: a ") + dsl::element_type_name(t.dtype) + " tensor");
+    Tensor out = Tensor::float32(t.shape);
+    for (std::size_t i = 0; i < out.f32.size(); ++i) out.f32[i] = static_cast<float>(t.value(i));
+    return out;
 }
 
 std::int64_t Tensor::element_count() const {

@@ -120,6 +120,25 @@ BOOST_AUTO_TEST_CASE(kernel_names_are_those_the_build_always_made) {
     BOOST_TEST(cat::kernel_name(lines[4]) == "sdpa__adams2019");
 }
 
+// dtype= is the storage type, not a knob: it names the kernel, picks it by the rule and goes to the
+// generator; anything but float32, bf16 and fp16 is refused with the line.
+BOOST_AUTO_TEST_CASE(a_storage_type_names_its_kernel_and_has_its_own_rule) {
+    const auto lines = parse(
+        "sdpa output materialized Lk<=8192 dtype=bf16\nsdpa output streaming any q_block=32 dtype=fp16\n"
+        "sdpa output streaming any\n");
+    BOOST_TEST(lines[0].storage == "bf16");
+    BOOST_TEST(lines[0].knobs.empty());
+    BOOST_TEST(lines[1].knob_text() == "q_block=32");
+    BOOST_TEST(lines[2].storage == "float32");
+    BOOST_TEST(cat::kernel_name(lines[0]) == "sdpa__bf16__materialized__Lk_8192");
+    BOOST_TEST(cat::kernel_name(lines[1]) == "sdpa__fp16__streaming");
+    BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 64)->storage == "float32");
+    BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 64, 0, "bf16") == &lines[0]);
+    BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 9000, 0, "bf16") == nullptr);
+    BOOST_TEST(error_of("sdpa output streaming any dtype=int8\n").find("dtype 'int8' is not float32, bf16 or fp16") !=
+               std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(the_kernel_lists_rule_gives_the_default) {
     const auto lines = cat::read_kernel_list(ATTNFORGE_SOURCE_DIR "/generated/kernels.list");
     BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 2048)->strategy == "materialized");

@@ -113,6 +113,40 @@ class RoundTripTest(unittest.TestCase):
                     bound = 1e-4 * (1 + np.abs(ref).max(initial=0))
                     self.assertLessEqual(np.abs(k - ref).max(initial=0), bound)
 
+    def test_storage_types_through_npy(self):
+        """--dtype bf16: <f4 inputs rounded to nearest even, the kernel against the interpreter on the same
+        rounded inputs within contract §5's bf16 bound; --dtype fp16 takes <f2 files; results are <f4."""
+        rng = np.random.default_rng(5)
+        with tempfile.TemporaryDirectory() as d:
+            for dtype, file_dtype, bound in (("bf16", np.float32, 5e-3), ("fp16", np.float16, 2e-3)):
+                for n, shape in (("q", (2, 2, 9, 64)), ("k", (2, 2, 33, 64)), ("v", (2, 2, 33, 64))):
+                    np.save(os.path.join(d, f"{n}.npy"), rng.uniform(-3, 3, shape).astype(file_dtype))
+                inputs = [f"--input={n}={d}/{n}.npy" for n in "qkv"]
+                outs = {}
+                for engine in ("kernel", "interpreter"):
+                    out = os.path.join(d, f"{dtype}_{engine}.npy")
+                    r = attnforge("run", "sdpa_causal", *inputs, "--output", out, "--engine", engine, "--dtype", dtype,
+                                  "--attention-weights", out + ".w.npy")
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    outs[engine] = np.load(out)
+                    self.assertEqual(outs[engine].dtype, np.float32)
+                    self.assertEqual(np.load(out + ".w.npy").shape, (2, 2, 9, 33))
+                ref = outs["interpreter"]
+                self.assertLessEqual(np.abs(outs["kernel"] - ref).max(), bound * (1 + np.abs(ref).max()))
+                # The kernel's output is stored in the type: each value one of it.
+                if dtype == "fp16":
+                    np.testing.assert_array_equal(outs["kernel"], outs["kernel"].astype(np.float16).astype(np.float32))
+                else:
+                    bits = outs["kernel"].view(np.uint32)
+                    self.assertTrue(np.all(bits & 0xFFFF == 0), "bf16 values have no low 16 bits")
+            # A type a variant has no kernel in, and one that is not a type.
+            r = attnforge("run", "mha_bias", "--input", f"x={d}/q.npy", "--output", os.path.join(d, "o.npy"),
+                          "--dtype", "fp16")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("has no kernel for its output in fp16", r.stderr)
+            r = attnforge("run", "sdpa", *inputs, "--output", os.path.join(d, "o.npy"), "--dtype", "int8")
+            self.assertEqual(r.returncode, 2, r.stderr)
+
     def test_threads_option_and_float64_input_warning(self):
         with tempfile.TemporaryDirectory() as d:
             rng = np.random.default_rng(1)
@@ -304,7 +338,7 @@ class BenchTest(unittest.TestCase):
         # Every output kernel of sdpa in the registry: the list's two, and any tuned kernel of this machine.
         listed = json.loads(attnforge("list", "--json").stdout)
         sdpa = next(v for v in listed if v["variant"] == "sdpa")
-        expected = sorted(k["name"] for k in sdpa["kernels"] if k["result"] == "output")
+        expected = sorted(k["name"] for k in sdpa["kernels"] if k["result"] == "output" and k["dtype"] == "float32")
         self.assertEqual(sorted(row["engine"] for row in rows), expected)
         self.assertEqual({row["engine"].split("__")[1] for row in rows} & {"materialized", "streaming"},
                          {"materialized", "streaming"})
@@ -317,6 +351,17 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(row["bytes"], 4 * (3 * 1 * 2 * 40 * 64 + 1 * 2 * 40 * 64))  # q, k, v, output
             self.assertAlmostEqual(row["gbs"], row["bytes"] / row["ms"] / 1e6, delta=1e-6 * row["gbs"])
             self.assertAlmostEqual(row["fraction_of_bandwidth"], row["gbs"] / row["read_bandwidth_gbs"], places=9)
+
+    def test_a_storage_type_times_its_own_kernels_and_counts_its_bytes(self):
+        rows = self.rows("--dtype", "bf16")
+        listed = json.loads(attnforge("list", "--json").stdout)
+        sdpa = next(v for v in listed if v["variant"] == "sdpa")
+        expected = sorted(k["name"] for k in sdpa["kernels"] if k["result"] == "output" and k["dtype"] == "bf16")
+        self.assertTrue(expected)
+        self.assertEqual(sorted(row["engine"] for row in rows), expected)
+        for row in rows:
+            self.assertEqual(row["dtype"], "bf16")
+            self.assertEqual(row["bytes"], 2 * (3 * 1 * 2 * 40 * 64 + 1 * 2 * 40 * 64))  # half of float32's
 
     def test_chosen_only_times_the_kernel_the_rule_picks(self):
         rows = self.rows("--chosen-only")

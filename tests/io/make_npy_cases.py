@@ -27,6 +27,7 @@ write("u1.npy", np.array([[1, 0, 1], [0, 0, 1]], dtype=np.uint8), (1, 0))
 write("scalar.npy", np.array(2.5, dtype="<f4"), (1, 0))
 write("empty.npy", np.zeros((2, 0, 64), dtype="<f4"), (1, 0))
 write("i4.npy", np.array([0, 7, -3, 2147483647], dtype="<i4"), (1, 0))  # index inputs
+write("f2.npy", np.array([1.0, -0.0999755859375, 65504.0, np.inf, 5.960464477539063e-08], dtype="<f2"), (1, 0))  # fp16 kernels
 
 # Malformed or unsupported files.
 np.save(p("fortran.npy"), np.asfortranarray(values.astype("<f4")))

@@ -6,6 +6,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include <filesystem>
 
 namespace io = attnforge::io;
@@ -60,6 +62,14 @@ BOOST_AUTO_TEST_CASE(reads_int32_index_inputs) {
     const auto a = io::read_npy(path("i4.npy"));
     BOOST_TEST((a.dtype == io::npy_dtype::int32));
     const std::vector<double> expected = {0, 7, -3, 2147483647};
+    BOOST_TEST(io::to_tensor(a).data == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(reads_float16_for_fp16_kernels) {
+    const auto a = io::read_npy(path("f2.npy"));
+    BOOST_TEST((a.dtype == io::npy_dtype::float16));
+    // Exact: the largest normal, infinity and the smallest subnormal included.
+    const std::vector<double> expected = {1.0, -0.0999755859375, 65504.0, INFINITY, 5.960464477539063e-08};
     BOOST_TEST(io::to_tensor(a).data == expected, boost::test_tools::per_element());
 }
 

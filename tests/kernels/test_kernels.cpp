@@ -16,6 +16,8 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 namespace dsl = attnforge::dsl;
 namespace runtime = attnforge::runtime;
 using InputOptions = attnforge::testing::SyntheticOptions;
@@ -46,33 +48,46 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         found = true;
         const auto sig = dsl::signature(g);
         for (const Case& c : cases) {
-            const auto inputs = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
-            const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
-            const auto& rounding = reference.score_rounding;
-            BOOST_TEST(rounding.largest_score_magnitude >= c.min_score_magnitude,
-                       variant << " on " << c.label << ": S = " << rounding.largest_score_magnitude
-                               << ", not the large logits the case is for (" << c.min_score_magnitude << ")");
-            for (std::string_view result : {"output", "attention_weights", "logsumexp"}) {
-                const auto kernels = runtime::kernels_for(variant, result);
-                // Every variant has output kernels, and attention-weights and log-sum-exp kernels where it
-                // has weights (every built-in variant does).
-                BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel");
-                const auto& expected =
-                    result == "output"      ? reference.output
-                    : result == "logsumexp" ? reference.intermediates.at("attention_logsumexp")
-                                            : reference.intermediates.at("attention_weights");
-                // The log-sum-exp moves with the scores' rounding as the weights do (V = 1).
-                const double bound = attnforge::testing::contract_bound(
-                    expected, result == "output" ? rounding.output : rounding.attention_weights);
-                for (const runtime::KernelEntry* k : kernels) {
-                    BOOST_TEST_CONTEXT(k->name << " on " << c.label) {
-                        const auto got = runtime::to_float64(runtime::run_kernel(*k, inputs));
-                        const double error = attnforge::testing::max_abs_diff(got, expected);
-                        BOOST_TEST(error <= bound);
-                        if (c.min_score_magnitude > 0)
-                            BOOST_TEST_MESSAGE(k->name << " on " << c.label << ": S " << rounding.largest_score_magnitude
-                                                       << ", error " << error << " = " << error / bound
-                                                       << " of the bound");
+            const auto given = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
+            std::int64_t longest = 0;
+            for (const auto& [tag, n] : c.sizes.length) longest = std::max(longest, n);
+            for (std::string_view storage : {"float32", "bf16", "fp16"}) {
+                // The 16-bit storage types convert where values are read and written, whatever the
+                // tiles: every case but the 1000-token ones (their interpreter runs are most of the time).
+                if (storage != "float32" && longest >= 1000) continue;
+                // bf16/fp16 kernels take the inputs rounded to their type, and the interpreter evaluates
+                // those rounded values (docs/contract.md §5).
+                const auto inputs = runtime::to_storage(given, runtime::storage_type_named(storage));
+                const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
+                const auto& rounding = reference.score_rounding;
+                if (storage == "float32")
+                    BOOST_TEST(rounding.largest_score_magnitude >= c.min_score_magnitude,
+                               variant << " on " << c.label << ": S = " << rounding.largest_score_magnitude
+                                       << ", not the large logits the case is for (" << c.min_score_magnitude << ")");
+                for (std::string_view result : {"output", "attention_weights", "logsumexp"}) {
+                    const auto kernels = runtime::kernels_for(variant, result, storage);
+                    // Every variant has output kernels, and attention-weights and log-sum-exp kernels where
+                    // it has weights (every built-in variant does); bf16 kernels of its output and weights.
+                    if (storage == "float32" || (storage == "bf16" && result != "logsumexp"))
+                        BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel in " << storage);
+                    if (kernels.empty()) continue;
+                    const auto& expected =
+                        result == "output"      ? reference.output
+                        : result == "logsumexp" ? reference.intermediates.at("attention_logsumexp")
+                                                : reference.intermediates.at("attention_weights");
+                    // The log-sum-exp moves with the scores' rounding as the weights do (V = 1).
+                    const double bound = attnforge::testing::contract_bound(
+                        expected, result == "output" ? rounding.output : rounding.attention_weights, storage);
+                    for (const runtime::KernelEntry* k : kernels) {
+                        BOOST_TEST_CONTEXT(k->name << " on " << c.label) {
+                            const auto got = runtime::to_float64(runtime::run_kernel(*k, inputs));
+                            const double error = attnforge::testing::max_abs_diff(got, expected);
+                            BOOST_TEST(error <= bound);
+                            if (c.min_score_magnitude > 0)
+                                BOOST_TEST_MESSAGE(k->name << " on " << c.label << ": S "
+                                                           << rounding.largest_score_magnitude << ", error " << error
+                                                           << " = " << error / bound << " of the bound");
+                        }
                     }
                 }
             }

@@ -12,6 +12,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 namespace runtime = attnforge::runtime;
 
@@ -234,4 +236,54 @@ BOOST_AUTO_TEST_CASE(scratch_memory_is_reused_across_calls_and_bounded) {
     scratch::release(nullptr, small);
     BOOST_TEST(scratch::this_thread_stats().cached_blocks == 1u);
     scratch::trim_this_thread();
+}
+
+// Storage types (runtime/storage_types.hpp): float32 → bf16 rounds to nearest even (ties to the even
+// one, a carry into the exponent, overflow to ∞), NaN stays NaN; fp16 likewise; to_storage leaves
+// masks and index inputs alone and refuses a 16-bit tensor of the other type.
+BOOST_AUTO_TEST_CASE(storage_types_round_to_nearest_even) {
+    auto bits = [](std::uint32_t b) { return std::bit_cast<float>(b); };
+    BOOST_TEST(runtime::bf16_from_float(1.0f) == 0x3f80);
+    BOOST_TEST(runtime::bf16_from_float(bits(0x3f808000)) == 0x3f80);  // a tie: to the even 0x3f80
+    BOOST_TEST(runtime::bf16_from_float(bits(0x3f818000)) == 0x3f82);  // a tie: to the even 0x3f82
+    BOOST_TEST(runtime::bf16_from_float(bits(0x3f808001)) == 0x3f81);  // past the tie: up
+    BOOST_TEST(runtime::bf16_from_float(bits(0x3fffffff)) == 0x4000);  // carries into the exponent
+    BOOST_TEST(runtime::bf16_from_float(bits(0x7f7fffff)) == 0x7f80);  // the largest float: ∞
+    BOOST_TEST(std::isnan(runtime::float_from_bf16(runtime::bf16_from_float(bits(0x7fffffff)))));
+    BOOST_TEST(std::isnan(runtime::float_from_bf16(runtime::bf16_from_float(bits(0xffffffff)))));
+    BOOST_TEST(runtime::float_from_bf16(runtime::bf16_from_float(-INFINITY)) == -INFINITY);
+    BOOST_TEST(runtime::float_from_fp16(runtime::fp16_from_float(0.1f)) == 0.0999755859375f);
+    BOOST_TEST(runtime::float_from_fp16(runtime::fp16_from_float(65520.0f)) == INFINITY);  // past 65504: ∞
+
+    runtime::TensorMap inputs = sdpa_inputs(3, 5);
+    const auto stored = runtime::to_storage(inputs, attnforge::dsl::element_type::bfloat16);
+    BOOST_TEST((stored.at("q").dtype == attnforge::dsl::element_type::bfloat16));
+    BOOST_TEST(stored.at("q").item_bytes() == 2u);
+    BOOST_TEST(runtime::to_float32(stored.at("q")).f32[4] ==
+               runtime::round_to_storage(inputs.at("q").f32[4], attnforge::dsl::element_type::bfloat16));
+    BOOST_CHECK_THROW(runtime::to_storage(stored, attnforge::dsl::element_type::float16), attnforge::input_error);
+    const auto lengths = runtime::Tensor::int32({2}, {1, 2});
+    BOOST_TEST((runtime::to_storage(lengths, attnforge::dsl::element_type::bfloat16).dtype ==
+                attnforge::dsl::element_type::int32));
+}
+
+// A bf16 kernel takes bf16 inputs and gives a bf16 output; float32 inputs are an input error naming the
+// storage type, and so is an unknown one.
+BOOST_AUTO_TEST_CASE(kernels_of_a_storage_type_take_and_give_it) {
+    const auto inputs = runtime::to_storage(sdpa_inputs(3, 5), attnforge::dsl::element_type::bfloat16);
+    runtime::RunOptions bf16;
+    bf16.dtype = "bf16";
+    const runtime::Tensor out = runtime::run("sdpa", inputs, bf16);
+    BOOST_TEST((out.dtype == attnforge::dsl::element_type::bfloat16));
+    BOOST_TEST(out.u16.size() == 1u * 2 * 3 * 64);
+    BOOST_TEST(runtime::select_kernel("sdpa", inputs, "output", "bf16").storage == "bf16");
+    try {
+        runtime::run("sdpa", sdpa_inputs(3, 5), bf16);
+        BOOST_ERROR("float32 inputs to a bf16 kernel were taken");
+    } catch (const attnforge::input_error& e) {
+        BOOST_TEST(std::string(e.what()).find("input 'q' must be bf16") != std::string::npos, e.what());
+    }
+    runtime::RunOptions other;
+    other.dtype = "int8";
+    BOOST_CHECK_THROW(runtime::run("sdpa", inputs, other), attnforge::input_error);
 }

@@ -72,6 +72,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         attnforge::testing::SyntheticOptions input_options;
         input_options.full_caches = true;
         runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(sig, sizes, input_options);
+        const dsl::element_type storage = runtime::storage_type_named(o.dtype);
+        runtime::first_kernel(o.variant, "output", o.dtype);  // it has kernels of that storage type
         // Inputs given as files (index inputs above all: document ids, lengths, masks decide which
         // blocks a kernel visits) replace the synthetic ones; the sizes still come from the options.
         for (auto& [name, given] : load_inputs(o.variant, sig, o.inputs, warnings)) {
@@ -83,19 +85,22 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                               interp::shape_string(made.shape)));
             inputs.insert_or_assign(name, std::move(given));
         }
+        inputs = runtime::to_storage(inputs, storage);  // bf16/fp16 kernels: their inputs rounded to it
         // The bytes a call must move at least: every input read once, the output written once. What
         // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
         double bytes = 0;
         for (const auto& [name, t] : inputs) bytes += static_cast<double>(t.element_count()) * double(t.item_bytes());
-        bytes += static_cast<double>(dsl::element_count(attnforge::testing::shape_for(sig.output, sizes))) * 4.0;
+        bytes += static_cast<double>(dsl::element_count(attnforge::testing::shape_for(sig.output, sizes))) *
+                 (storage == dsl::element_type::float32 ? 4.0 : 2.0);
         std::string shape = fmt::format("B={}", o.batch);
         for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
         for (const auto& d : sig.inputs.front().dims)
             if (d.role == dsl::dim_spec::axis::heads) shape += fmt::format(" H={}", sizes.heads);
 
         nlohmann::json rows = nlohmann::json::array();
-        out << fmt::format("attnforge bench {}: {}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",
-                           o.variant, shape, flops / 1e9, bytes / 1e6);
+        out << fmt::format("attnforge bench {}: {}{}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",
+                           o.variant, shape, o.dtype == "float32" ? "" : ", " + o.dtype + " storage", flops / 1e9,
+                           bytes / 1e6);
         out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8} {:>6}\n", "threads", "engine", "ms", "GFLOP/s",
                            "% peak", "GB/s", "% bw");
         for (int threads : o.threads) {
@@ -106,9 +111,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
             out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8.1f} {:>6}\n", threads,
                                std::string("read bandwidth (") + bandwidth.isa + ", 512 MiB)", "", "", "",
                                bandwidth.gbs, "100.0");
-            for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output")) {
+            for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output", o.dtype)) {
                 if (!o.strategy.empty() && k->strategy != o.strategy) continue;
-                const bool chosen = &runtime::select_kernel(o.variant, inputs) == k;
+                const bool chosen = &runtime::select_kernel(o.variant, inputs, "output", o.dtype) == k;
                 if (o.chosen_only && !chosen) continue;
                 runtime::RunOptions ro;
                 ro.threads = threads;
@@ -125,6 +130,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                 {"shape", shape},
                                 {"threads", threads},
                                 {"engine", k->name},
+                                {"dtype", o.dtype},
                                 {"chosen_by_rule", chosen},
                                 {"ms", s * 1e3},
                                 {"gflops", flops / s / 1e9},

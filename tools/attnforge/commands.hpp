@@ -23,6 +23,7 @@ struct RunOptions {
     std::string engine = "kernel";  // kernel | interpreter
     std::string attention_weights;  // optional FILE.npy
     std::string logsumexp;          // optional FILE.npy
+    std::string dtype = "float32";  // the kernels' storage type: float32 | bf16 | fp16
     int threads = 0;
 };
 int run(const RunOptions&, std::ostream& out, std::ostream& err);
@@ -39,6 +40,7 @@ struct BenchOptions {
     bool interpreter = true;
     bool json = false;
     std::vector<std::string> inputs;  // NAME=FILE.npy: these instead of synthetic ones (same shapes)
+    std::string dtype = "float32";    // the kernels' storage type: float32 | bf16 | fp16
 };
 int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
 

@@ -28,15 +28,17 @@ int list(const ListOptions& options, std::ostream& out) {
             {"variant", variant}, {"inputs", nlohmann::json::array()}, {"output", tensor_json(sig.output)}};
         for (const auto& in : sig.inputs) v["inputs"].push_back(tensor_json(in));
         v["kernels"] = nlohmann::json::array();
-        for (std::string_view result : {"output", "attention_weights", "logsumexp"})
-            for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result))
-                v["kernels"].push_back({{"name", k->name},
-                                        {"result", k->result},
-                                        {"strategy", k->strategy},
-                                        {"sizes", k->size_class},
-                                        {"knobs", k->knobs},
-                                        {"schedule", k->schedule},
-                                        {"target", k->metadata()->target}});
+        for (std::string_view dtype : {"float32", "bf16", "fp16"})
+            for (std::string_view result : {"output", "attention_weights", "logsumexp"})
+                for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result, dtype))
+                    v["kernels"].push_back({{"name", k->name},
+                                            {"result", k->result},
+                                            {"dtype", k->storage},
+                                            {"strategy", k->strategy},
+                                            {"sizes", k->size_class},
+                                            {"knobs", k->knobs},
+                                            {"schedule", k->schedule},
+                                            {"target", k->metadata()->target}});
         all.push_back(v);
     }
     if (options.json) {
@@ -56,7 +58,8 @@ int list(const ListOptions& options, std::ostream& out) {
                                k["target"].get<std::string>(),
                                k["knobs"].get<std::string>().empty() ? "" : "  " + k["knobs"].get<std::string>());
     }
-    out << "Each (variant, result) runs the first kernel whose size class holds (Lk: the attention's key length).\n"
+    out << "Each (variant, result, storage type) runs the first kernel whose size class holds (Lk: the attention's "
+           "key length).\n"
            "Schedules: default (generated/kernels.list) or tuned (a record of generated/tuning_records.jsonl, "
            "attnforge tune).\n";
     return 0;

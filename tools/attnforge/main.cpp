@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
                         "this .npy file");
     run_cmd->add_option("--threads", run.threads, "Threads for this run (default: one per core)")
         ->check(attnforge::cli::positive);
+    run_cmd->add_option("--dtype", run.dtype,
+                        "Storage type of the kernels: float32 (default), bf16 (float32 inputs rounded to nearest "
+                        "even) or fp16 ('<f2' inputs, or float32 rounded); results are written as float32")
+        ->check(CLI::IsMember({"float32", "bf16", "fp16"}));
 
     attnforge::cli::BenchOptions bench;
     auto* bench_cmd = app.add_subcommand(
@@ -86,6 +90,8 @@ int main(int argc, char** argv) {
     bench_cmd->add_option("--input", bench.inputs,
                           "NAME=FILE.npy: this input instead of a synthetic one, of the shape the sizes give "
                           "(repeatable; e.g. the document ids a peer is timed with)");
+    bench_cmd->add_option("--dtype", bench.dtype, "Storage type of the kernels timed: float32 (default), bf16, fp16")
+        ->check(CLI::IsMember({"float32", "bf16", "fp16"}));
 
     attnforge::cli::VizOptions viz;
     auto* viz_cmd = app.add_subcommand(

@@ -19,6 +19,8 @@ std::string dtype_text(io::npy_dtype t) {
             return "bool '|b1'";
         case io::npy_dtype::int32:
             return "int32 '<i4'";
+        case io::npy_dtype::float16:
+            return "float16 '<f2'";
         default:
             return "uint8 '|u1'";
     }
@@ -66,6 +68,13 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
         if (n) std::memcpy(t.f32.data(), a.bytes.data(), n * sizeof(float));
         return t;
     }
+    if (a.dtype == io::npy_dtype::float16) {
+        // fp16 values, exact in float32 (an fp16 kernel's inputs: to_storage gives back the same bits).
+        runtime::Tensor t = runtime::Tensor::float32(a.shape);
+        const interp::Tensor values = io::to_tensor(a);
+        for (std::size_t i = 0; i < n; ++i) t.f32[i] = static_cast<float>(values.data[i]);
+        return t;
+    }
     if (a.dtype == io::npy_dtype::float64) {
         warnings << "attnforge: warning: input '" << name << "' (" << path << ") is float64; converting to float32\n";
         runtime::Tensor t = runtime::Tensor::float32(a.shape);
@@ -76,7 +85,8 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
         }
         return t;
     }
-    throw input_error("input '" + name + "' (" + path + ") must be float32 '<f4', given " + dtype_text(a.dtype));
+    throw input_error("input '" + name + "' (" + path + ") must be float32 '<f4' (or float16 '<f2'), given " +
+                      dtype_text(a.dtype));
 }
 
 runtime::TensorMap load_inputs(const std::string& variant, const dsl::graph_signature& sig,

@@ -1,5 +1,5 @@
 // Kernel lists (generated/kernels.list, generated/baselines.list, a downstream project's own): one
-// kernel per line, "variant result strategy sizes [knob=value ...]", '#' starts a comment. Every field
+// kernel per line, "variant result strategy sizes [knob=value ...] [dtype=bf16|fp16]", '#' starts a comment. Every field
 // is checked here, with the file and line in the message, before anything is generated.
 #pragma once
 
@@ -16,9 +16,10 @@ struct KernelLine {
     std::string result;              // output | attention_weights | logsumexp | block_ranges (a pre-pass)
     std::string strategy;            // materialized | streaming | unscheduled | an autoscheduler
     std::string sizes;               // its size class (size_class.hpp)
-    std::vector<std::string> knobs;  // "name=value" as written, in order (block_mask=1 included)
+    std::vector<std::string> knobs;  // "name=value" as written, in order (block_mask=1 included; not dtype)
     std::string record;              // the tuning record a tuned line comes from; "" for a list's line
     std::string where;               // "kernels.list:12", or "tuning record <id>"
+    std::string storage = "float32";  // dtype=float32|bf16|fp16: what its float tensors are stored in
 
     bool has_knob(const std::string& word) const;
     // The knobs as numbers (the tuner's view); throws std::runtime_error for a value that is not one.
@@ -33,12 +34,14 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
 std::vector<KernelLine> read_kernel_list(const std::string& path);  // also throws if unreadable
 
 // The kernel's name in the registry and in its library: "<variant>__<strategy>" for an output,
-// "<variant>__<result>" otherwise, then "__<size class as an identifier>" unless it serves any size:
-// sdpa__materialized__Lk_8192, sdpa__attention_weights, sdpa__materialized__1024_Lk_2048.
+// "<variant>__<result>" otherwise, with "__bf16" or "__fp16" after the variant for those storage
+// types, then "__<size class as an identifier>" unless it serves any size: sdpa__materialized__Lk_8192,
+// sdpa__attention_weights, sdpa__materialized__1024_Lk_2048, sdpa__bf16__streaming.
 std::string kernel_name(const KernelLine& line);
 
-// The first line for (variant, result) whose size class holds for lk: the runtime's rule.
+// The first line for (variant, result, storage) whose size class holds for lk: the runtime's rule.
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
-                              const std::string& result, std::int64_t lk, std::int64_t lq = 0);
+                              const std::string& result, std::int64_t lk, std::int64_t lq = 0,
+                              const std::string& storage = "float32");
 
 }  // namespace attnforge::catalogue

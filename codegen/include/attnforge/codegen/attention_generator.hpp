@@ -11,6 +11,9 @@
 //                −∞ for fully masked rows) or "block_ranges" (the pre-pass of a block-masked kernel:
 //                (B, H or 1, ceil(Lq / query tile), 2) int32, each query tile's first and last live key block)
 //   strategy     materialized | streaming | decode | unscheduled
+//   dtype        float32 | bf16 | fp16: the storage type of the graph's float32 tensors, inputs and output
+//                (not masks or index inputs; a log-sum-exp stays float32). Arithmetic is float32: every
+//                input is converted on load, the output rounded to nearest even on store.
 //   every knob of the knob table (codegen/include/attnforge/codegen/schedules/knobs.hpp), with its
 //                default and its range (block_mask among them: streaming output kernels of graphs with
 //                run-time masks take the pre-pass's block ranges as one more input, `block_ranges`)
@@ -88,6 +91,7 @@ public:
     GeneratorParam<std::string> variant{"variant", ""};
     GeneratorParam<std::string> output_kind{"result", "output"};
     GeneratorParam<std::string> strategy{"strategy", "materialized"};
+    GeneratorParam<std::string> dtype{"dtype", "float32"};
     // One GeneratorParam per row of the knob table, with its default and range. (Members, so that Halide
     // finds them inside the generator object.) Halide 21 checks the range of the default only (its typed
     // setter assigns a value given on the command line without the check), so knobs() checks every value
@@ -116,18 +120,21 @@ public:
             throw std::invalid_argument("attnforge generator: the decode strategy makes output kernels only");
         if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
             throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
+        storage_ = storage_type();
         for (const auto& spec : signature_.inputs) {
             const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8)
                            : spec.dtype == dsl::element_type::int32 ? Int(32)
-                                                                    : Float(32);
+                                                                    : storage_;
             inputs_.push_back(this->template add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
         }
         if (block_mask) block_ranges_ = this->template add_input<Buffer<int32_t, 4>>("block_ranges");
         if (output_kind.value() == "block_ranges")
             ranges_ = this->template add_output<Buffer<int32_t, 4>>("block_ranges");
-        else
-            output_ = this->template add_output<Buffer<>>(output_spec_.name, Float(32),
+        else {
+            output_type_ = output_kind.value() == "logsumexp" ? Float(32) : storage_;
+            output_ = this->template add_output<Buffer<>>(output_spec_.name, output_type_,
                                                           static_cast<int>(output_spec_.dims.size()));
+        }
     }
 
     void generate() {
@@ -195,6 +202,13 @@ private:
                                     cg::knob_table[I].min, cg::knob_table[I].max)...};
     }
 
+    Type storage_type() const {
+        if (dtype.value() == "float32") return Float(32);
+        if (dtype.value() == "bf16") return BFloat(16);
+        if (dtype.value() == "fp16") return Float(16);
+        throw std::invalid_argument("attnforge generator: dtype '" + dtype.value() + "' is not float32, bf16 or fp16");
+    }
+
     cg::Knobs knobs() const {
         cg::Knobs k = cg::default_knobs(cg::parse_strategy(strategy));
         for (std::size_t i = 0; i < cg::knob_table.size(); ++i) {
@@ -221,18 +235,22 @@ private:
             Func f(spec.name + "_in");
             std::vector<Var> vars;
             for (int d = 0; d < rank; ++d) vars.emplace_back("d" + std::to_string(d));
+            // Stored bf16/fp16 values become float32 where they are read: all arithmetic is float32.
+            const bool converted = in.type() != Float(32) && in.type().is_float();
+            auto value = [converted](Expr e) { return converted ? cast<float>(e) : e; };
             if (!batched(spec) && per_sequence(spec)) {
                 Var b("b");
                 std::vector<Var> with_batch = vars;
                 with_batch.push_back(b);
-                f(with_batch) = in(vars);
+                f(with_batch) = value(in(vars));
                 extents.push_back(Expr(1));
             } else {
-                f(vars) = in(vars);
+                f(vars) = value(in(vars));
             }
             GeneratorInput<Buffer<>>* buffer = inputs_[n];
-            ctx.inputs.emplace(spec.name,
-                               cg::Lowered{f, extents, true, [buffer](const std::vector<Expr>& at) { return (*buffer)(at); }});
+            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents, true, [buffer, value](const std::vector<Expr>& at) {
+                                                          return value((*buffer)(at));
+                                                      }});
         }
     }
 
@@ -262,7 +280,7 @@ private:
         std::vector<Expr> args(vars.begin(), vars.end());
         if (static_cast<int>(args.size()) < result.func.dimensions()) args.push_back(0);
         Func f = *output_;
-        f(vars) = result.func(args);
+        f(vars) = cast(output_type_, result.func(args));  // rounded to the storage type, if not float32
         output_->set_estimates(estimates_of(output_spec_, estimates()));
         constrain_static_extents(*output_, output_spec_);
     }
@@ -270,6 +288,7 @@ private:
     cg::Knobs knobs_;  // every knob's value, read and checked once, in configure()
     dsl::graph_signature signature_;
     dsl::tensor_spec output_spec_;
+    Type storage_ = Float(32), output_type_ = Float(32);
     std::vector<GeneratorInput<Buffer<>>*> inputs_;
     GeneratorInput<Buffer<int32_t, 4>>* block_ranges_ = nullptr;
     GeneratorOutput<Buffer<int32_t, 4>>* ranges_ = nullptr;

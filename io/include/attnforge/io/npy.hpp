@@ -1,6 +1,7 @@
 // .npy files (docs/contract.md §4).
 // Read: format versions 1.0-3.0, C order, little-endian; dtypes <f4 (tensors), |b1 or |u1 (masks),
-//       <i4 (index inputs: document ids, lengths), <f8 (accepted; callers converting it to float32 warn). Everything else is rejected with an
+//       <i4 (index inputs: document ids, lengths), <f2 (fp16 kernels' inputs), <f8 (accepted; callers
+//       converting it to float32 warn). Everything else is rejected with an
 //       attnforge::input_error naming the file, what was expected and what was found.
 // Write: version 1.0, <f4, C order.
 #pragma once
@@ -15,9 +16,9 @@
 
 namespace attnforge::io {
 
-enum class npy_dtype { float32, float64, boolean, uint8, int32 };
+enum class npy_dtype { float32, float64, boolean, uint8, int32, float16 };
 
-// "<f4", "<f8", "|b1", "|u1", "<i4"
+// "<f4", "<f8", "|b1", "|u1", "<i4", "<f2"
 const char* npy_descr(npy_dtype dtype);
 
 struct NpyArray {

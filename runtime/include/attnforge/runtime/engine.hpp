@@ -21,14 +21,16 @@ Engine parse_engine(std::string_view name);
 const dsl::graph_signature& signature_of(std::string_view variant);
 // What `result` ("output", "attention_weights", "logsumexp") of the variant is, or null when it has no
 // kernel for it.
-const dsl::tensor_spec* result_spec_of(std::string_view variant, std::string_view result);
+const dsl::tensor_spec* result_spec_of(std::string_view variant, std::string_view result,
+                                       std::string_view dtype = "float32");
 // Its attention weights (B, Hq, Lq, Lk), or null when it has no kernel for them.
 const dsl::tensor_spec* attention_weights_of(std::string_view variant);
 // The dense flop count of one call at these sizes (dsl::flop_count of its graph).
 double flops_of(std::string_view variant, const dsl::FlopSizes& sizes);
 
 // `result` ("output", "attention_weights" or "logsumexp") of `variant` on `inputs` by `engine`: the kernel the
-// rule picks, or the interpreter (float64, then rounded to float32 as a kernel returns it). Where no
+// rule picks (of options.dtype: inputs and result in that storage type), or the interpreter on the same
+// inputs (float64, then rounded to float32). Where no
 // kernel can run (no keys: runtime::no_keys_error) the kernel engine gives the interpreter's answer,
 // which is that of fully masked rows.
 Tensor evaluate(std::string_view variant, const TensorMap& inputs, Engine engine, const RunOptions& options = {});

@@ -25,9 +25,11 @@ inline halide_buffer_t describe(const void* data, dsl::element_type dtype, const
     }
     halide_buffer_t b{};
     b.host = static_cast<std::uint8_t*>(const_cast<void*>(data));
-    b.type = dtype == dsl::element_type::boolean ? halide_type_t(halide_type_uint, 8)
-             : dtype == dsl::element_type::int32 ? halide_type_t(halide_type_int, 32)
-                                                 : halide_type_t(halide_type_float, 32);
+    b.type = dtype == dsl::element_type::boolean    ? halide_type_t(halide_type_uint, 8)
+             : dtype == dsl::element_type::int32    ? halide_type_t(halide_type_int, 32)
+             : dtype == dsl::element_type::bfloat16 ? halide_type_t(halide_type_bfloat, 16)
+             : dtype == dsl::element_type::float16  ? halide_type_t(halide_type_float, 16)
+                                                    : halide_type_t(halide_type_float, 32);
     b.dimensions = static_cast<std::int32_t>(dims.size());
     b.dim = dims.data();
     return b;

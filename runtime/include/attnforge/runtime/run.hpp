@@ -9,6 +9,7 @@
 
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/registry.hpp>
+#include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
 #include <map>
@@ -26,6 +27,10 @@ struct no_keys_error : input_error {
 struct RunOptions {
     std::string_view result = "output";  // or "attention_weights", "logsumexp"
     int threads = 0;                     // 0: the process default (set_default_threads); otherwise for this call only
+    // The storage type of the kernels to run: "float32", "bf16" or "fp16" (docs/contract.md §1). Their
+    // float inputs must come in it (to_storage rounds float32 ones), and so does their output (a
+    // log-sum-exp is always float32).
+    std::string_view dtype = "float32";
 };
 
 // Threads every kernel call uses unless RunOptions::threads says otherwise (0: one per core).
@@ -34,20 +39,26 @@ void set_default_threads(int threads);
 // The registered variants, in list order, each once.
 std::vector<std::string_view> variants();
 
-// The kernels registered for (variant, result), in rule order.
-std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result);
+// The kernels registered for (variant, result, storage type), in rule order.
+std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result,
+                                            std::string_view dtype = "float32");
 
-// The first kernel of (variant, result) in rule order; an input_error naming the registered variants
-// when the variant is unknown, or saying it has no kernel for that result.
-const KernelEntry& first_kernel(std::string_view variant, std::string_view result = "output");
+// The first kernel of (variant, result, storage type) in rule order; an input_error naming the
+// registered variants when the variant is unknown, or saying it has no kernel for that result or type.
+const KernelEntry& first_kernel(std::string_view variant, std::string_view result = "output",
+                                std::string_view dtype = "float32");
 
 // The kernel the rule picks for these inputs (the first whose size class holds).
-const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result = "output");
+const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result = "output",
+                                 std::string_view dtype = "float32");
+
+// The element type of what a kernel writes: its storage type (float32 for a log-sum-exp).
+dsl::element_type result_dtype(const KernelEntry& kernel);
 
 Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options = {});
 // Runs one particular kernel (its size class is not consulted).
 Tensor run_kernel(const KernelEntry& kernel, const TensorMap& inputs, const RunOptions& options = {});
-// The same, writing into `out`, which must already have the result's shape and dtype float32: for
+// The same, writing into `out`, which must already have the result's shape and dtype (result_dtype): for
 // callers that call repeatedly (a fresh output is a fresh mapping to page-fault in, every call).
 void run_kernel_into(const KernelEntry& kernel, const TensorMap& inputs, Tensor& out, const RunOptions& options = {});
 

@@ -1,5 +1,5 @@
-// runtime::Tensor: a host tensor in the kernels' element types (float32, uint8 for boolean masks, int32
-// for index inputs: document ids, cache lengths).
+// runtime::Tensor: a host tensor in the kernels' element types (float32; bf16 or fp16 where a kernel
+// stores its tensors in them; uint8 for boolean masks; int32 for index inputs: document ids, cache lengths).
 #pragma once
 
 #include <attnforge/dsl/passes/bind_shapes.hpp>
@@ -17,20 +17,31 @@ struct Tensor {
     std::vector<float> f32;        // the values, when dtype is float32
     std::vector<std::uint8_t> u8;   // the values (0 or 1), when dtype is boolean
     std::vector<std::int32_t> i32;  // the values, when dtype is int32
+    std::vector<std::uint16_t> u16;  // the values' bits, when dtype is bfloat16 or float16 (storage_types.hpp)
 
     static Tensor float32(std::vector<std::int64_t> shape, std::vector<float> values = {});
     static Tensor boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t> values = {});
     static Tensor int32(std::vector<std::int64_t> shape, std::vector<std::int32_t> values = {});
+    // A bfloat16 or float16 tensor of zeros.
+    static Tensor storage16(dsl::element_type dtype, std::vector<std::int64_t> shape);
 
     std::int64_t element_count() const;
     // How many values it holds (of its dtype), and their bytes each.
     std::size_t held() const;
-    std::size_t item_bytes() const { return dtype == dsl::element_type::boolean ? 1 : 4; }
+    std::size_t item_bytes() const;
     // Value i as a double, whatever the dtype.
     double value(std::size_t i) const;
     const void* data() const;
 };
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+// A float32 tensor in a storage type (float32, bf16, fp16), rounded to nearest even; other tensors
+// (masks, index inputs) and tensors already in it unchanged. A bf16 or fp16 tensor given for another
+// storage type is an input_error.
+Tensor to_storage(const Tensor& t, dsl::element_type storage);
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage);
+// The values of a float32, bf16 or fp16 tensor as a float32 tensor (exact).
+Tensor to_float32(const Tensor& t);
 
 }  // namespace attnforge::runtime

@@ -34,7 +34,9 @@ struct dim_spec {
     }
 };
 
-enum class element_type { float32, boolean, int32 };
+// A graph's tensors are float32, boolean (masks) or int32 (index inputs). bfloat16 and float16 are
+// storage types of a generated kernel (docs/contract.md §1): its float32 tensors stored in them.
+enum class element_type { float32, boolean, int32, bfloat16, float16 };
 
 inline const char* element_type_name(element_type t) {
     switch (t) {
@@ -42,6 +44,10 @@ inline const char* element_type_name(element_type t) {
             return "bool";
         case element_type::int32:
             return "int32";
+        case element_type::bfloat16:
+            return "bf16";
+        case element_type::float16:
+            return "fp16";
         default:
             return "float32";
     }

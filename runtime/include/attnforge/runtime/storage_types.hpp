@@ -1,0 +1,63 @@
+// The 16-bit storage types of a generated kernel (docs/contract.md §1): bf16 (bfloat16: float32's sign
+// and exponent, 7 fraction bits) and fp16 (IEEE binary16), held as their bits. Converting to them rounds
+// to nearest, ties to even, as the kernels' own conversions do.
+#pragma once
+
+#include <attnforge/dsl/passes/signature.hpp>
+#include <attnforge/errors.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnforge::runtime {
+
+// float32 → bf16: the upper half of the bits, rounded to nearest even (a carry into the exponent rounds
+// up to the next binade or to ±∞, as it should). A NaN stays a NaN (quiet, its sign kept): the plain
+// rounding could carry a NaN's payload into an infinity.
+inline std::uint16_t bf16_from_float(float x) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+    if (std::isnan(x)) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+    return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+inline float float_from_bf16(std::uint16_t b) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+// float32 ↔ fp16 with the compiler's _Float16 (GCC ≥ 12, Clang: x86-64 and AArch64), which rounds to
+// nearest even and keeps ±∞, NaN and subnormals.
+inline std::uint16_t fp16_from_float(float x) {
+    return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
+}
+inline float float_from_fp16(std::uint16_t h) {
+    return static_cast<float>(std::bit_cast<_Float16>(h));
+}
+
+// x rounded to a storage type (float32: unchanged), as a float.
+inline float round_to_storage(float x, dsl::element_type storage) {
+    switch (storage) {
+        case dsl::element_type::bfloat16:
+            return float_from_bf16(bf16_from_float(x));
+        case dsl::element_type::float16:
+            return float_from_fp16(fp16_from_float(x));
+        default:
+            return x;
+    }
+}
+
+inline bool is_storage_type(dsl::element_type t) {
+    return t == dsl::element_type::float32 || t == dsl::element_type::bfloat16 || t == dsl::element_type::float16;
+}
+
+// "float32", "bf16" or "fp16" (what kernel lists, --dtype and the registry say); anything else is an
+// input_error naming the three.
+inline dsl::element_type storage_type_named(std::string_view name) {
+    if (name == "float32") return dsl::element_type::float32;
+    if (name == "bf16") return dsl::element_type::bfloat16;
+    if (name == "fp16") return dsl::element_type::float16;
+    throw input_error("a storage type (--dtype) is float32, bf16 or fp16, given '" + std::string(name) + "'");
+}
+
+}  // namespace attnforge::runtime
