@@ -96,9 +96,10 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
         // The graph's float32 tensors come in the kernel's storage type.
         const dsl::element_type expected = spec.dtype == dsl::element_type::float32 ? storage : spec.dtype;
         if (t.dtype != expected)
-            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' must be " + dsl::element_type_name(expected) +
-                              (expected == spec.dtype ? "" : " (the storage type of kernel " + std::string(k.name) + ")") +
-                              ", given " + dsl::element_type_name(t.dtype));
+            throw input_error(
+                std::string(k.variant) + ": input '" + spec.name + "' must be " + dsl::element_type_name(expected) +
+                (expected == spec.dtype ? "" : " (the storage type of kernel " + std::string(k.name) + ")") +
+                ", given " + dsl::element_type_name(t.dtype));
         check_addressable(k, "input '" + spec.name + "'", t.shape, static_cast<std::int64_t>(t.item_bytes()));
         dsl::check_input_values(sig, spec, sizes, t.element_count(),
                                 [&](std::int64_t i) { return t.value(static_cast<std::size_t>(i)); });
@@ -273,9 +274,8 @@ void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out,
     const dsl::element_type dtype = result_dtype(k);
     if (out.dtype != dtype || out.shape != expected || static_cast<std::int64_t>(out.held()) != out.element_count())
         throw input_error("output of " + std::string(k.name) + ": expected " + dsl::element_type_name(dtype) + " " +
-                          dsl::shape_string(expected) +
-                          ", given " + dsl::element_type_name(out.dtype) + " " + dsl::shape_string(out.shape) +
-                          " holding " + std::to_string(out.held()) + " values");
+                          dsl::shape_string(expected) + ", given " + dsl::element_type_name(out.dtype) + " " +
+                          dsl::shape_string(out.shape) + " holding " + std::to_string(out.held()) + " values");
     call_kernel(k, inputs, out, options);
 }
 

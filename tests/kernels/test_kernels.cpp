@@ -71,10 +71,9 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                     if (storage == "float32" || (storage == "bf16" && result != "logsumexp"))
                         BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel in " << storage);
                     if (kernels.empty()) continue;
-                    const auto& expected =
-                        result == "output"      ? reference.output
-                        : result == "logsumexp" ? reference.intermediates.at("attention_logsumexp")
-                                                : reference.intermediates.at("attention_weights");
+                    const auto& expected = result == "output"      ? reference.output
+                                           : result == "logsumexp" ? reference.intermediates.at("attention_logsumexp")
+                                                                   : reference.intermediates.at("attention_weights");
                     // The log-sum-exp moves with the scores' rounding as the weights do (V = 1).
                     const double bound = attnforge::testing::contract_bound(
                         expected, result == "output" ? rounding.output : rounding.attention_weights, storage);
@@ -136,9 +135,12 @@ std::vector<Case> layer_cases(bool layer_norm = false) {
 // lengths) synthesized as indices: packed documents of about L/4 tokens, prefix lengths in [0, L].
 std::vector<Case> token_cases() {
     auto s = [](std::int64_t B, std::int64_t H, std::int64_t L) { return Sizes{B, H, {{"tokens", L}}}; };
-    return {{s(1, 2, 1), {}, "B1 L1"},       {s(3, 2, 7), {}, "B3 L7"},
-            {s(1, 3, 64), {}, "B1 L64"},     {s(3, 1, 129), {}, "B3 L129"},
-            {s(1, 2, 1000), {}, "B1 L1000"}, {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"},
+    return {{s(1, 2, 1), {}, "B1 L1"},
+            {s(3, 2, 7), {}, "B3 L7"},
+            {s(1, 3, 64), {}, "B1 L64"},
+            {s(3, 1, 129), {}, "B3 L129"},
+            {s(1, 2, 1000), {}, "B1 L1000"},
+            {s(3, 2, 300), {1.0, false, 11}, "B3 L300 seed 11"},
             {s(1, 2, 64), large_logits(75, 13), "B1 L64 q,k,v ±75", 1e3},
             {s(2, 2, 129), large_logits(90, 17), "B2 L129 q,k,v ±90", 5e3}};
 }
@@ -149,9 +151,12 @@ std::vector<Case> decode_cases(bool static_heads) {
     auto s = [&](std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lmax) {
         return Sizes{B, static_heads ? 0 : H, {{"q", Lq}, {"kv", Lmax}}};
     };
-    return {{s(1, 2, 1, 1), {}, "B1 Lq1 Lmax1"},          {s(3, 2, 1, 129), {}, "B3 Lq1 Lmax129"},
-            {s(3, 2, 4, 300), {}, "B3 Lq4 Lmax300"},      {s(1, 3, 4, 1000), {}, "B1 Lq4 Lmax1000"},
-            {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"}, {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
+    return {{s(1, 2, 1, 1), {}, "B1 Lq1 Lmax1"},
+            {s(3, 2, 1, 129), {}, "B3 Lq1 Lmax129"},
+            {s(3, 2, 4, 300), {}, "B3 Lq4 Lmax300"},
+            {s(1, 3, 4, 1000), {}, "B1 Lq4 Lmax1000"},
+            {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"},
+            {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
             {s(3, 2, 4, 300), large_logits(75, 13), "B3 Lq4 Lmax300 q,k,v ±75", 1e3},
             {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3}};
 }

@@ -79,10 +79,10 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         for (auto& [name, given] : load_inputs(o.variant, sig, o.inputs, warnings)) {
             const runtime::Tensor& made = inputs.at(name);
             if (given.shape != made.shape)
-                throw input_error(fmt::format("input '{}' has shape {}; --batch {} --heads {} and the lengths given "
-                                              "need {}",
-                                              name, interp::shape_string(given.shape), o.batch, sizes.heads,
-                                              interp::shape_string(made.shape)));
+                throw input_error(fmt::format(
+                    "input '{}' has shape {}; --batch {} --heads {} and the lengths given "
+                    "need {}",
+                    name, interp::shape_string(given.shape), o.batch, sizes.heads, interp::shape_string(made.shape)));
             inputs.insert_or_assign(name, std::move(given));
         }
         inputs = runtime::to_storage(inputs, storage);  // bf16/fp16 kernels: their inputs rounded to it

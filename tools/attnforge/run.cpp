@@ -39,7 +39,8 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
             if (!runtime::result_spec_of(o.variant, e.result, o.dtype))
                 throw input_error(o.variant + " has no " + e.result + (o.dtype == "float32" ? "" : " in " + o.dtype) +
                                   " to write (" + e.option + ")");
-            if (same_file(e.file, o.output)) throw input_error(std::string(e.option) + " and --output name the same file");
+            if (same_file(e.file, o.output))
+                throw input_error(std::string(e.option) + " and --output name the same file");
             for (std::size_t j = 0; j < i; ++j)
                 if (same_file(e.file, extras[j].file))
                     throw input_error(std::string(e.option) + " and " + extras[j].option + " name the same file");

@@ -24,8 +24,8 @@
 // compiles candidate schedules just in time from the same registered generator.
 //
 // Inputs and output are declared in configure() from the variant's signature: one buffer per input,
-// in the graph's input order, float32 for tensors, uint8 for masks and int32 for index inputs; dimensions reversed from the
-// row-major shape (Halide's first dimension is the innermost).
+// in the graph's input order, float32 for tensors, uint8 for masks and int32 for index inputs; dimensions reversed from
+// the row-major shape (Halide's first dimension is the innermost).
 #pragma once
 
 #include <attnforge/codegen/lower.hpp>
@@ -110,7 +110,7 @@ public:
             if ((result == "attention_weights" || result == "logsumexp") && !dsl::has_attention_weights(g))
                 throw std::invalid_argument("attnforge generator: variant '" + variant.value() +
                                             "' has no softmax labelled 'attention' to expose");
-            output_spec_ = result == "output"            ? signature_.output
+            output_spec_ = result == "output"              ? signature_.output
                            : result == "attention_weights" ? dsl::attention_weights_spec(g)
                                                            : dsl::logsumexp_spec(g);
         });
