@@ -1,6 +1,8 @@
 #include <attnforge/errors.hpp>
 #include <attnforge/io/npy.hpp>
 
+#include <fp16.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -251,9 +253,9 @@ interp::Tensor to_tensor(const NpyArray& a) {
                 break;
             }
             case npy_dtype::float16: {
-                _Float16 h;
+                std::uint16_t h;
                 std::memcpy(&h, p + 2 * i, 2);
-                values[i] = static_cast<double>(h);
+                values[i] = fp16_ieee_to_fp32_value(h);  // exact
                 break;
             }
             default:

@@ -2,10 +2,20 @@
 #include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
+#include <fp16.h>
+
 #include <stdexcept>
 #include <string>
 
 namespace attnforge::runtime {
+
+std::uint16_t fp16_from_float(float x) {
+    return fp16_ieee_from_fp32_value(x);
+}
+
+float float_from_fp16(std::uint16_t h) {
+    return fp16_ieee_to_fp32_value(h);
+}
 
 Tensor Tensor::float32(std::vector<std::int64_t> shape, std::vector<float> values) {
     Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}, {}, {}};

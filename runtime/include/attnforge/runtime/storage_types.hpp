@@ -26,14 +26,11 @@ inline float float_from_bf16(std::uint16_t b) {
     return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
-// float32 ↔ fp16 with the compiler's _Float16 (GCC ≥ 12, Clang: x86-64 and AArch64), which rounds to
-// nearest even and keeps ±∞, NaN and subnormals.
-inline std::uint16_t fp16_from_float(float x) {
-    return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
-}
-inline float float_from_fp16(std::uint16_t h) {
-    return static_cast<float>(std::bit_cast<_Float16>(h));
-}
+// float32 ↔ fp16 (IEEE binary16): rounds to nearest even, keeps ±∞, NaN and subnormals (runtime/src/
+// tensor.cpp, with the FP16 library, Debian libfp16-dev: not every compiler has _Float16, clang 14 on x86
+// has not).
+std::uint16_t fp16_from_float(float x);
+float float_from_fp16(std::uint16_t h);
 
 // x rounded to a storage type (float32: unchanged), as a float.
 inline float round_to_storage(float x, dsl::element_type storage) {
