@@ -140,7 +140,7 @@ class RoundTripTest(unittest.TestCase):
                     bits = outs["kernel"].view(np.uint32)
                     self.assertTrue(np.all(bits & 0xFFFF == 0), "bf16 values have no low 16 bits")
             # A type a variant has no kernel in, and one that is not a type.
-            r = attnforge("run", "mha_bias", "--input", f"x={d}/q.npy", "--output", os.path.join(d, "o.npy"),
+            r = attnforge("run", "seed_attention", "--input", f"x={d}/q.npy", "--output", os.path.join(d, "o.npy"),
                           "--dtype", "fp16")
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("has no kernel for its output in fp16", r.stderr)
