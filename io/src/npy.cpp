@@ -17,7 +17,9 @@ namespace {
 constexpr char magic[] = "\x93NUMPY";
 constexpr std::size_t magic_size = 6;
 
-std::size_t itemsize(npy_dtype t) {
+}  // namespace
+
+std::size_t npy_item_bytes(npy_dtype t) {
     switch (t) {
         case npy_dtype::float32:
         case npy_dtype::int32:
@@ -30,6 +32,8 @@ std::size_t itemsize(npy_dtype t) {
             return 1;
     }
 }
+
+namespace {
 
 // A strict reader of the Python dict literal in a .npy header, e.g.
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
@@ -200,7 +204,7 @@ NpyArray parse_npy(std::span<const std::byte> file, const std::string& source) {
 
     // Validate the declared size against the bytes present before allocating anything.
     const std::size_t available = file.size() - data_offset;
-    const std::size_t item = itemsize(array.dtype);
+    const std::size_t item = npy_item_bytes(array.dtype);
     std::size_t count = 1;
     for (std::int64_t d : array.shape) {
         const auto n = static_cast<std::size_t>(d);

@@ -12,20 +12,6 @@
 
 namespace attnforge::fuzz {
 
-inline std::size_t item_bytes(io::npy_dtype t) {
-    switch (t) {
-        case io::npy_dtype::float64:
-            return 8;
-        case io::npy_dtype::float32:
-        case io::npy_dtype::int32:
-            return 4;
-        case io::npy_dtype::float16:
-            return 2;
-        default:
-            return 1;
-    }
-}
-
 // True when the bytes are a valid .npy file, false when they were rejected with an input_error.
 inline bool read_untrusted_npy(std::span<const std::byte> bytes) {
     try {
@@ -34,7 +20,7 @@ inline bool read_untrusted_npy(std::span<const std::byte> bytes) {
         // A parse that claims success must be self-consistent.
         if (values.element_count() != array.element_count() ||
             array.bytes.size() !=
-                static_cast<std::size_t>(array.element_count()) * item_bytes(array.dtype))
+                static_cast<std::size_t>(array.element_count()) * io::npy_item_bytes(array.dtype))
             __builtin_trap();
         return true;
     } catch (const input_error&) {

@@ -20,6 +20,8 @@ enum class npy_dtype { float32, float64, boolean, uint8, int32, float16 };
 
 // "<f4", "<f8", "|b1", "|u1", "<i4", "<f2"
 const char* npy_descr(npy_dtype dtype);
+// Bytes per element: 8, 4, 2 or 1.
+std::size_t npy_item_bytes(npy_dtype dtype);
 
 struct NpyArray {
     std::vector<std::int64_t> shape;
