@@ -212,6 +212,72 @@ def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_
         flex_peers.release()
 
 
+def bf16_grid(quick):
+    """(variant, B, L) cells of the bf16 grid: today's dense sdpa and mha cells at L >= 512 (the issue's)."""
+    if quick:
+        return [("sdpa", 1, 256), ("mha", 1, 256)]
+    return [("sdpa", 1, L) for L in (512, 2048, 8192)] + [("mha", B, L) for B in (1, 4) for L in (512, 2048)]
+
+
+BF16_PROTOCOL = """the prefill protocol (round-robin, `--rounds` rounds, medians of batch medians, rounds retaken when the
+FMA peak is below 85% of the best seen), with two attnforge rows per round: the bf16 kernel the rule picks
+(`attnforge bench --dtype bf16`, which also measures the bf16 dot-product peak, vdpbf16ps, that its % of peak is
+of) and the float32 one. Inputs are float32 values rounded to bf16 once, the same numbers for every implementation;
+every output, ours included, is checked first against float64 NumPy on those inputs (docs/contract.md §5's bf16
+bound, 5e-3 · (1 + max|ref|))."""
+
+
+def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_peak):
+    """The bf16 cells (bench/bf16_peers.py). Rows: 'attnforge' (bf16), 'attnforge float32' and the peers, each with
+    gflops and the fraction of the bf16 dot-product peak (peak_gflops) and of the FMA peak (fma_peak_gflops)."""
+    import bf16_peers
+    started = time.time()
+    for n, (variant, B, L) in enumerate(cells):
+        shape = f"B={B} L={L}" + (f" H={H} E={E}" if variant == "sdpa" else f" D={D}")
+        inputs = {k: bf16_peers.round_to_bf16(v) for k, v in make_inputs(variant, B, L, rng).items()}
+        reference = bf16_peers.reference(variant, inputs)
+        ok = {}
+        for impl, dtype in (("attnforge", "bf16"), ("attnforge float32", None)):
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    c = bf16_peers.check(our_output(exe, variant, inputs, tmp, dtype=dtype), reference)
+            except (subprocess.CalledProcessError, OSError, ValueError) as e:
+                c = {"max_abs_error": None, "bound": None, "ok": False,
+                     "note": (getattr(e, "stderr", None) or str(e)).strip()[:300]}
+            checks.append({"variant": variant, "shape": shape, "implementation": impl, "grid": "bf16", **c})
+            ok[impl] = c["ok"]
+        usable = []
+        for p in bpeers:
+            try:
+                c = bf16_peers.check(bf16_peers.run_once(p, p.prepare(variant, inputs, 1)), reference)
+            except Exception as e:  # a peer that cannot build this model is reported, not fatal
+                print(f"[bf16] {p.name(variant)} left out of {variant} {shape}: {str(e)[:300]}", file=sys.stderr)
+                continue
+            checks.append({"variant": variant, "shape": shape, "implementation": p.name(variant), "grid": "bf16", **c})
+            ok[p.name(variant)] = c["ok"]
+            usable.append(p)
+        for t in threads:
+            calls = {}
+            for p in usable:
+                f = p.prepare(variant, inputs, t)
+                calls[p.name(variant)] = (lambda p=p, f=f: p.run(f)) if hasattr(p, "run") else f
+            samples, peak, retakes, ours_rows = measure_rounds(
+                lambda: ours.batch(variant, B, L, t, dtype="bf16"), calls, rounds, t, best_peak,
+                more_ours={"attnforge float32": lambda: ours.batch(variant, B, L, t)})
+            flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
+            fma = statistics.median(r.get("fma_peak_gflops", r["peak_gflops"]) for r in ours_rows)
+            for impl, ms in samples.items():
+                m = statistics.median(ms)
+                rows.append({"variant": variant, "shape": shape, "threads": t, "implementation": impl, "ms": m,
+                             "grid": "bf16", "dtype": "float32" if impl == "attnforge float32" or impl.endswith(" f32") else "bf16",
+                             "gflops": flops / m / 1e6, "peak_gflops": statistics.median(peak),
+                             "fraction_of_peak": flops / m / 1e6 / statistics.median(peak),
+                             "fma_peak_gflops": fma, "fraction_of_fma_peak": flops / m / 1e6 / fma,
+                             "check_ok": ok.get(impl), "samples_ms": ms, "retaken_rounds": retakes})
+            print(f"[bf16 {n + 1}/{len(cells)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
+                  + ", ".join(f"{r['implementation']} {r['ms']:.2f} ms" for r in rows[-len(samples):]), flush=True)
+
+
 def make_inputs(variant, B, L, rng):
     if variant.startswith("sdpa"):
         return {n: rng.standard_normal((B, H, L, E), dtype=np.float32) for n in ("q", "k", "v")}
@@ -226,11 +292,12 @@ class Ours:
     def __init__(self, exe, strategy=None):
         self.exe, self.strategy = exe, strategy
 
-    def batch(self, variant, B, L, threads, sizes=None, min_seconds=0.5):
+    def batch(self, variant, B, L, threads, sizes=None, min_seconds=0.5, dtype=None):
         """sizes: the shape options instead of --length L (and --heads for sdpa), e.g. ["--lq", "1", "--lk", "4096"]
-        (any other options too, e.g. --input NAME=FILE.npy)."""
+        (any other options too, e.g. --input NAME=FILE.npy); dtype: the kernels' storage type (--dtype)."""
         args = [self.exe, "bench", variant, "--batch", str(B), "--threads", str(threads),
                 "--no-interpreter", "--json", "--repeats", "3", "--min-seconds", str(min_seconds)]
+        args += ["--dtype", dtype] if dtype else []
         if sizes is not None:
             args += sizes
         else:
@@ -262,11 +329,14 @@ def bench_takes_inputs(exe):
     return "--input" in r.stdout
 
 
-def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None, min_seconds=0.5):
+def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None, min_seconds=0.5, more_ours=None):
     """One cell at one thread count: `rounds` kept rounds, round-robin. ours_batch() runs `attnforge bench`
-    (one row); calls: {implementation: zero-argument callable, optionally with a .before run untimed}.
+    (one row); calls: {implementation: zero-argument callable, optionally with a .before run untimed};
+    more_ours: {implementation: another `attnforge bench` batch (one row)}, run every round after ours_batch.
     Returns ({implementation: [ms per round]}, [FMA peak per kept round], retaken rounds, [our rows])."""
-    samples = {"attnforge": [], **({"Halide Adams2019": []} if adams_batch else {}), **{n: [] for n in calls}}
+    more_ours = more_ours or {}
+    samples = {"attnforge": [], **({"Halide Adams2019": []} if adams_batch else {}), **{n: [] for n in more_ours},
+               **{n: [] for n in calls}}
     peak, retakes, kept, ours_rows = [], 0, 0, []
     while kept < rounds:
         row = ours_batch()
@@ -280,6 +350,8 @@ def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None, mi
         ours_rows.append(row)
         if kept == 1 and adams_batch:
             samples["Halide Adams2019"].append(adams_batch()["ms"])
+        for name, batch in more_ours.items():
+            samples[name].append(batch()["ms"])
         for name, f in calls.items():
             samples[name].append(time_batch(f, min_seconds=min_seconds, before=getattr(f, "before", None)) * 1e3)
     return samples, peak, retakes, ours_rows
@@ -301,9 +373,9 @@ def save_inputs(inputs, tmp):
     return args
 
 
-def our_output(exe, variant, inputs, tmp, given=None):
+def our_output(exe, variant, inputs, tmp, given=None, dtype=None):
     """`attnforge run` on the inputs (given: the --input options of inputs already saved under tmp); float64."""
-    args = [exe, "run", variant, "--output", os.path.join(tmp, "ours.npy")]
+    args = [exe, "run", variant, "--output", os.path.join(tmp, "ours.npy")] + (["--dtype", dtype] if dtype else [])
     args += given if given is not None else save_inputs(inputs, tmp)
     subprocess.run(args, capture_output=True, text=True, check=True)
     return np.load(os.path.join(tmp, "ours.npy")).astype(np.float64)
@@ -398,14 +470,18 @@ def main():
     ap.add_argument("--flex", action="store_true",
                     help="the flex grid (bench/flex_peers.py: FlexAttention, SDPA and OpenVINO with dense masks) "
                          "instead of the prefill and decode grids; --variants picks among its variants")
+    ap.add_argument("--bf16", action="store_true",
+                    help="the bf16 grid (bench/bf16_peers.py: dense sdpa and mha, attnforge bf16 and float32 against "
+                         "OpenVINO f32/bf16 and PyTorch bf16) instead of the other grids")
     ap.add_argument("--no-adams2019", action="store_true",
                     help="leave out the Adams2019 baseline (for a build without -DATTNFORGE_AUTOSCHEDULED_BASELINES)")
     a = ap.parse_args()
     threads = [1] if a.quick else [int(t) for t in a.threads.split(",")]
     rounds = 1 if a.quick else a.rounds
-    shapes = [] if a.flex else [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
-    memory = None if a.quick or a.flex else peak_memory(a.attnforge)
-    peers = [] if a.flex else [peer_modules.Torch(), peer_modules.OnnxRuntime()]
+    other = a.flex or a.bf16  # a grid of its own instead of the prefill and decode grids
+    shapes = [] if other else [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
+    memory = None if a.quick or other else peak_memory(a.attnforge)
+    peers = [] if other else [peer_modules.Torch(), peer_modules.OnnxRuntime()]
     ours, adams = Ours(a.attnforge), None if a.no_adams2019 else Ours(a.attnforge, "adams2019")
     rng = np.random.default_rng(0)
     rows, checks, best_peak = [], [], {}
@@ -443,7 +519,7 @@ def main():
             print(f"[{n + 1}/{len(shapes)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
                   + ", ".join(f"{r['implementation']} {r['ms']:.2f} ms" for r in rows[-len(samples):]), flush=True)
     versions = {"PyTorch": peers[0].version, "ONNX Runtime": peers[1].version} if peers else {}
-    cells = [] if a.flex else [c for c in decode_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")]
+    cells = [] if other else [c for c in decode_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")]
     if cells:
         listed = listed_variants(a.attnforge)
         for v in sorted({c[0] for c in cells} - listed):
@@ -469,12 +545,21 @@ def main():
         versions.update({"PyTorch": p.version for p in fpeers if isinstance(p, flex_peers.TorchSdpa)})
         versions.update({"OpenVINO": p.version for p in fpeers if isinstance(p, flex_peers.OpenVino)})
         run_flex(a.attnforge, ours, fpeers, flex, threads, rounds, rng, rows, checks, best_peak)
+    bf16 = [c for c in bf16_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")] if a.bf16 else []
+    if bf16:
+        import bf16_peers
+        bpeers = bf16_peers.peers()
+        versions.update({"OpenVINO": p.version for p in bpeers if isinstance(p, bf16_peers.OpenVino)})
+        versions.update({"PyTorch": p.version for p in bpeers if isinstance(p, bf16_peers.TorchBf16)})
+        # its own best peaks: a bf16 row's peak is the bf16 dot-product peak, twice the FMA peak
+        run_bf16(a.attnforge, ours, bpeers, bf16, threads, rounds, rng, rows, checks, {})
+    protocol = FLEX_PROTOCOL if a.flex else BF16_PROTOCOL if a.bf16 else __doc__.split("Protocol: ")[1].split("\n\n")[0]
     result = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
         "machine": {"cpu": report.cpu_model(), "cores": os.cpu_count(), "platform": platform.platform()},
         "versions": {**versions, "Halide": report.halide_version(), "NumPy": np.__version__},
-        "protocol": (FLEX_PROTOCOL if a.flex else __doc__.split("Protocol: ")[1].split("\n\n")[0]).replace("\n", " "),
+        "protocol": protocol.replace("\n", " "),
         "rounds": rounds, "rows": rows, "checks": checks,
         "memory": memory,
     }

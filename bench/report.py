@@ -275,7 +275,47 @@ def flex_checks(checks):
     return "\n".join(out)
 
 
+def is_bf16(row):
+    """Rows of the bf16 grid (bench/bf16_peers.py), reported apart."""
+    return row.get("grid") == "bf16"
+
+
+BF16_PEERS = ("OpenVINO SDPA f32", "OpenVINO SDPA bf16", "PyTorch")
+
+
+def bf16_summary(rows):
+    """One line per bf16 cell: ours in bf16 and float32, the peers, and the issue's targets per cell: bf16 >= 1.7x our
+    float32, >= 75% of the bf16 dot-product peak, faster than every bf16 peer (OpenVINO bf16, PyTorch bf16)."""
+    out = ["| variant | shape | threads | attnforge bf16 ms | % of bf16 dot peak | attnforge float32 ms | bf16 speed-up | "
+           + " | ".join(f"{p} ms" for p in BF16_PEERS) + " | best bf16 peer ÷ ours |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in BF16_PEERS) + " | ---: |"]
+    met = {"speed-up >= 1.7": [], "peak >= 75%": [], "faster than bf16 peers": []}
+    for key, impls in cells(rows).items():
+        ours, fp32 = impls.get(OURS), impls.get("attnforge float32")
+        if ours is None:
+            continue
+        speedup = fp32["ms"] / ours["ms"] if fp32 else None
+        bf16_peers = [r for name, r in impls.items() if name != OURS and r.get("dtype") == "bf16"
+                      and r.get("check_ok") is not False]
+        best = min((r["ms"] for r in bf16_peers), default=None)
+        ratio = best / ours["ms"] if best else None
+        if speedup is not None:
+            met["speed-up >= 1.7"].append(speedup >= 1.7)
+        met["peak >= 75%"].append(ours["fraction_of_peak"] >= 0.75)
+        if ratio is not None:
+            met["faster than bf16 peers"].append(ratio > 1)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {_ms(ours)} | {_percent(ours['fraction_of_peak'])} | "
+                   f"{_ms(fp32)} | {'—' if speedup is None else f'{speedup:.2f}×'} | "
+                   + " | ".join(_ms(_prefixed(impls, p)) for p in BF16_PEERS)
+                   + f" | {'—' if ratio is None else f'{ratio:.2f}×'} |")
+    out += ["", "bf16 targets met in " + "; ".join(f"{name}: {sum(v)} of {len(v)} cells" for name, v in met.items())
+            + ". % of bf16 dot peak: of the vdpbf16ps peak `attnforge bench --dtype bf16` measures in the same round."]
+    return "\n".join(out)
+
+
 def markdown(result):
+    bf16 = [r for r in result["rows"] if is_bf16(r)]
+    result = {**result, "rows": [r for r in result["rows"] if not is_bf16(r)]}
     rows, s = result["rows"], speedups(result["rows"])
     prefill = any(is_prefill(r["variant"]) for r in rows)
     out = [f"Run {result['date']} on {result['machine']['cpu']} ({result['machine']['cores']} cores); "
@@ -293,7 +333,17 @@ def markdown(result):
             if sweep:
                 out += ["", sweep]
         out += ["", "Flex output checks (at the first thread count):", "", flex_checks(result.get("checks", []))]
-    retaken = sum(r.get("retaken_rounds", 0) for r in rows if r["implementation"] == OURS)
+    if bf16:
+        out += ["", "bf16 storage (bench/bf16_peers.py; inputs rounded to bf16 once, every output checked against "
+                "float64 NumPy on them):", "", bf16_summary(bf16)]
+        bf16_checks = [c for c in result.get("checks", []) if c.get("grid") == "bf16"]
+        out += ["", "bf16 output checks:", "", "| variant | shape | implementation | max abs error | bound | ok |",
+                "| --- | --- | --- | ---: | ---: | --- |"]
+        out += [f"| {c['variant']} | {c['shape']} | {c['implementation']} | "
+                f"{'—' if c.get('max_abs_error') is None else format(c['max_abs_error'], '.1e')} | "
+                f"{'—' if c.get('bound') is None else format(c['bound'], '.1e')} | "
+                f"{'ok' if c['ok'] else '**FAILED** ' + c.get('note', '')} |" for c in bf16_checks]
+    retaken = sum(r.get("retaken_rounds", 0) for r in rows + bf16 if r["implementation"] == OURS)
     out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}."]
     if prefill:
         out += ["", "Every implementation, fastest first:", "",

@@ -1,5 +1,6 @@
 #include <attnforge/codegen/schedules/schedule.hpp>
 
+#include <algorithm>
 #include <map>
 #include <variant>
 
@@ -38,7 +39,10 @@ void reduce_row_by_lanes(Func row, Func per_lane, const Halide::LoopLevel& level
 // guarded output tile requires less at the edges: a fixed-size local (a heap allocation per tile
 // otherwise), and unrolled rows with no "is this row inside?" test in the reduction loop (the guarded
 // output projection of mha tested its row count twice per step: 183 vs 210 GFLOP/s).
-void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes, int columns, int rows) {
+// A reduction over bf16 pairs (lower/bf16_pairs.hpp: its first reduction variable is the pair's element)
+// puts that variable innermost, vectorized with atomic(): each vector of the tile is one vdpbf16ps.
+void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes, int columns, int rows,
+                               bool pairs = false) {
     const std::vector<Var> s = sum.args();
     sum.compute_at(level)
         .bound_extent(s[0], columns)
@@ -46,9 +50,16 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
         .vectorize(s[0], lanes, TailStrategy::RoundUp)
         .unroll(s[1]);
     Var so("so"), si("si");
-    std::vector<Halide::VarOrRVar> order{si, so, s[1]};
-    for (const RVar& r : sum.rvars(0)) order.emplace_back(r);  // every reduction variable outside the tile
-    sum.update().split(s[0], so, si, lanes, TailStrategy::RoundUp).reorder(order).vectorize(si).unroll(so).unroll(s[1]);
+    const std::vector<RVar> r = sum.rvars(0);
+    std::vector<Halide::VarOrRVar> order;
+    if (pairs) order.emplace_back(r.at(0));
+    for (const Halide::VarOrRVar& v : {Halide::VarOrRVar(si), Halide::VarOrRVar(so), Halide::VarOrRVar(s[1])})
+        order.push_back(v);
+    for (std::size_t i = pairs ? 1 : 0; i < r.size(); ++i) order.emplace_back(r[i]);  // outside the tile
+    Halide::Stage update = sum.update();
+    update.split(s[0], so, si, lanes, TailStrategy::RoundUp).reorder(order);
+    if (pairs) update.atomic().vectorize(r.at(0));
+    update.vectorize(si).unroll(so).unroll(s[1]);
 }
 
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
@@ -82,14 +93,22 @@ Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const
 // attention task, the keys its query block reads (under a band, only those): where one query block
 // covers Lq that is the same work, minus a fork/join of the thread pool and with the panels still in
 // L1/L2 when the product reads them (sdpa L = 128: 5.6% faster on 2 threads, 1% on 1).
+// In bf16 pairs (pair, kk, e/2, kt, h, b): both elements of a pair and a vector of keys per store.
 void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knobs& k, int lanes) {
     Func keys = core.dot.keys;
-    const std::vector<Var> a = keys.args();  // (kk, e, kt, h, b)
-    if (k.keys_per_task) {
-        keys.compute_at(task).vectorize(a[0], lanes);
-        return;
+    const std::vector<Var> a = keys.args();  // (kk, e, kt, h, b), or (pair, kk, e/2, kt, h, b)
+    const bool pairs = core.dot.queries.defined();
+    if (pairs) {
+        keys.vectorize(a[0]).vectorize(a[1], lanes);
+        Func queries = core.dot.queries;
+        queries.compute_at(task).vectorize(queries.args()[0], lanes, TailStrategy::RoundUp);
+    } else {
+        keys.vectorize(a[0], lanes);
     }
-    keys.compute_root().vectorize(a[0], lanes).parallel(a[3]);
+    if (k.keys_per_task)
+        keys.compute_at(task);
+    else
+        keys.compute_root().parallel(a[pairs ? 4 : 3]);
 }
 
 // S = scale · Q·Kᵀ inside a query tile: register tiles of key_panel keys × q_unroll queries.
@@ -108,7 +127,8 @@ void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& lev
         .unroll(ki)  // the vectors of a row: with the rows unrolled too, the scaled scores are
                      // stored straight from the accumulator registers (a loop here spilled them first)
         .unroll(qi);
-    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes, tiles.key_panel, k.q_unroll);
+    register_tile_accumulator(sum, Halide::LoopLevel(dot, ko), lanes, tiles.key_panel, k.q_unroll,
+                              core.dot.queries.defined());
     pack_keys(core, task, k, lanes);
 }
 
@@ -132,7 +152,19 @@ void parallel_query_blocks(Owner owner, Var qi, Var t, const Tiles& tiles) {
 // wider rows (heads split out of D): P·V reads a chunk of keys of one head, and at a stride of D
 // floats those rows fall into a few L1 sets and evict each other (mha L = 2048: the V loads took the
 // most samples of the P·V loop). Where V is an input, its rows are already dense: read in place.
+// In bf16 pairs (pair, e, k/2, h, b) always (every element rounded and interleaved: once per call).
 void pack_values(const CoreCommon& core, int lanes) {
+    if (core.value_pairs.defined()) {
+        Func pairs = core.value_pairs;
+        const std::vector<Var> a = pairs.args();
+        Var t("t");
+        pairs.compute_root()
+            .fuse(a[3], a[4], t)
+            .parallel(t)
+            .vectorize(a[0])
+            .vectorize(a[1], lanes, TailStrategy::RoundUp);
+        return;
+    }
     if (!core.pack_values) return;
     Func values = core.values;
     const std::vector<Var> a = values.args();  // (e, k, h, b)
@@ -166,6 +198,10 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
     schedule_score_product(core, Halide::LoopLevel(out, t), Halide::LoopLevel(out, t), tiles, k);
     reduce_row_by_lanes(core.row_max, core.row_max_lanes, Halide::LoopLevel(out, t), lanes);
     core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
+    if (core.rounded_weights.defined()) {  // the exps in bf16 for a P·V over pairs, after the row sum
+        Func weights = core.rounded_weights;
+        weights.compute_at(out, t).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
+    }
     if (core.banded_exps) {
         RVar ro("ro"), ri("ri");
         core.exps.update().split(core.exps.rvars(0).at(0), ro, ri, lanes, TailStrategy::GuardWithIf).vectorize(ri);
@@ -173,6 +209,7 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
     reduce_row_by_lanes(core.row_sum, core.row_sum_lanes, Halide::LoopLevel(out, t), lanes);
     if (!core.weighted.defined()) return;
     pack_values(core, lanes);
+    const bool pairs = core.value_pairs.defined();
     if (k.pv_key_block > 0) {
         // P·V over key chunks: for each chunk of pv_key_block keys, every register tile (pv_unroll rows ×
         // all of E) of the block accumulates that chunk, so the chunk of V (pv_key_block · E floats)
@@ -182,24 +219,27 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
         Func acc = core.weighted;
         const std::vector<Var> s = acc.args();  // (e, q, h, b)
         acc.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
-        const RVar r = acc.rvars(0).at(0);
+        const std::vector<RVar> r = acc.rvars(0);  // (k), or (pair, k/2)
         RVar ro("ro"), ri("ri");
         Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
-        acc.update()
-            .split(r, ro, ri, k.pv_key_block, TailStrategy::GuardWithIf)
+        Halide::Stage update = acc.update();
+        update
+            .split(r.back(), ro, ri, pairs ? std::max(1, k.pv_key_block / 2) : k.pv_key_block,
+                   TailStrategy::GuardWithIf)
             .split(s[0], eo, ei, lanes, TailStrategy::RoundUp)
-            .split(s[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp)
-            .reorder(ei, eo, qu, ri, qg, ro)
-            .vectorize(ei)
-            .unroll(eo)
-            .unroll(qu);
+            .split(s[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp);
+        if (pairs)
+            update.reorder(r[0], ei, eo, qu, ri, qg, ro).atomic().vectorize(r[0]);
+        else
+            update.reorder(ei, eo, qu, ri, qg, ro);
+        update.vectorize(ei).unroll(eo).unroll(qu);
         return;
     }
     // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
     Var wo("wo"), wi("wi");
     out.split(qi, wo, wi, k.pv_unroll, owner.tail).unroll(wi);
     register_tile_accumulator(core.weighted, Halide::LoopLevel(out, wo), lanes,
-                              (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll);
+                              (core.head_width + lanes - 1) / lanes * lanes, k.pv_unroll, pairs);
 }
 
 void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Knobs& k) {
@@ -222,15 +262,18 @@ void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Kn
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
     acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::RoundUp);
-    const RVar r = acc.rvars(0).at(0);
+    const std::vector<RVar> r = acc.rvars(0);  // (k), or (pair, k/2)
     Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
-    acc.update()
-        .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-        .split(w[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp)
-        .reorder(ei, eo, qu, r, qg)
-        .vectorize(ei)
-        .unroll(eo)
-        .unroll(qu);
+    Halide::Stage update = acc.update();
+    update.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(w[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp);
+    if (core.value_pairs.defined()) {
+        Func weights = core.rounded_weights;
+        weights.compute_at(state, rb).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
+        update.reorder(r[0], ei, eo, qu, r[1], qg).atomic().vectorize(r[0]);
+    } else {
+        update.reorder(ei, eo, qu, r[0], qg);
+    }
+    update.vectorize(ei).unroll(eo).unroll(qu);
 }
 
 // Decoding (lower/decode.hpp): one parallel task per (key split, KV head, batch entry) runs the online

@@ -2,7 +2,8 @@
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
 //                 [--input NAME=FILE.npy ...]
 // Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
-// least --repeats calls and 0.5 s, reporting the median. The FMA peak and the read bandwidth are
+// least --repeats calls and 0.5 s, reporting the median. The FMA peak (for bf16 kernels the bf16
+// dot-product peak too, which their % peak is of) and the read bandwidth are
 // measured in the same run, per thread count, and every GFLOP/s and GB/s (the bytes of the inputs and
 // the output over the time: what a memory-bound kernel must move) is also given as a fraction of them.
 // Cache lengths are full (a decode step over a filled cache). The flop count is the dense
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <ostream>
 
 namespace attnforge::cli {
@@ -104,10 +106,18 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8} {:>6}\n", "threads", "engine", "ms", "GFLOP/s",
                            "% peak", "GB/s", "% bw");
         for (int threads : o.threads) {
-            const Peak peak = measure_fma_peak(threads);
+            const Peak fma = measure_fma_peak(threads);
+            // bf16 kernels are measured against the bf16 dot-product peak where the CPU has one (their
+            // products are vdpbf16ps), float32 and fp16 kernels against the FMA peak.
+            const std::optional<Peak> dot =
+                storage == dsl::element_type::bfloat16 ? measure_bf16_dot_peak(threads) : std::nullopt;
+            const Peak peak = dot.value_or(fma);
             const Bandwidth bandwidth = measure_read_bandwidth(threads);
             out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,
-                               std::string("FMA peak (") + peak.isa + ")", "", peak.gflops, "100.0");
+                               std::string("FMA peak (") + fma.isa + ")", "", fma.gflops, dot ? "" : "100.0");
+            if (dot)
+                out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,
+                                   std::string("bf16 dot-product peak (") + dot->isa + ")", "", dot->gflops, "100.0");
             out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8.1f} {:>6}\n", threads,
                                std::string("read bandwidth (") + bandwidth.isa + ", 512 MiB)", "", "", "",
                                bandwidth.gbs, "100.0");
@@ -135,6 +145,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                 {"ms", s * 1e3},
                                 {"gflops", flops / s / 1e9},
                                 {"peak_gflops", peak.gflops},
+                                {"peak", dot ? "bf16_dot_product" : "fma"},
+                                {"fma_peak_gflops", fma.gflops},
                                 {"fraction_of_peak", flops / s / 1e9 / peak.gflops},
                                 {"bytes", bytes},
                                 {"gbs", bytes / s / 1e9},

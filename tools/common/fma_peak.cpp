@@ -32,6 +32,22 @@ __attribute__((target("avx512f"))) float fma_loop_avx512(long iterations) {
     return sum;
 }
 
+// vdpbf16ps: acc += a₂ᵢ·b₂ᵢ + a₂ᵢ₊₁·b₂ᵢ₊₁ per float32 lane; as many independent accumulators.
+__attribute__((target("avx512f,avx512bf16"))) float bf16_dot_loop(long iterations) {
+    __m512 acc[16];
+    const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+    const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-4f), _mm512_set1_ps(1e-4f));
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
+    for (long n = 0; n < iterations; ++n)
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    __m512 s = acc[0];
+    for (int i = 1; i < 16; ++i) s = _mm512_add_ps(s, acc[i]);
+    float out[16], sum = 0;
+    _mm512_storeu_ps(out, s);
+    for (float v : out) sum += v;
+    return sum;
+}
+
 __attribute__((target("avx2,fma"))) float fma_loop_avx2(long iterations) {
     __m256 acc[16];
     const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
@@ -57,22 +73,10 @@ float fma_loop_scalar(long iterations) {
     return sum;
 }
 
-}  // namespace
-
-Peak measure_fma_peak(int threads, double seconds) {
-#ifdef ATTNFORGE_X86
-    __builtin_cpu_init();
-    const bool avx512 = __builtin_cpu_supports("avx512f");
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    auto body = [&](long iterations) {
-        return avx512 ? fma_loop_avx512(iterations) : avx2 ? fma_loop_avx2(iterations) : fma_loop_scalar(iterations);
-    };
-#else
-    const bool avx512 = false, avx2 = false;
-    auto body = [](long iterations) { return fma_loop_scalar(iterations); };
-#endif
-    const int lanes = avx512 ? 16 : avx2 ? 8 : 1;
-    // Calibrate the iteration count on one thread, then run all threads at once.
+// `body(n)` runs n iterations of 16 independent vector instructions of `flops_per_instruction` each:
+// calibrated on one thread, then run on all threads at once; GFLOP/s of all threads together.
+template <class Body>
+double measure_peak(int threads, double seconds, double flops_per_instruction, Body body) {
     long iterations = 1 << 16;
     for (;;) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -100,8 +104,39 @@ Peak measure_fma_peak(int threads, double seconds) {
     go = true;
     for (auto& th : pool) th.join();
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double flops = 2.0 * 16 * lanes * double(iterations) * threads;
-    return {flops / dt / 1e9, avx512 ? "avx512f" : avx2 ? "avx2+fma" : "scalar"};
+    const double flops = flops_per_instruction * 16 * double(iterations) * threads;
+    return flops / dt / 1e9;
+}
+
+}  // namespace
+
+Peak measure_fma_peak(int threads, double seconds) {
+#ifdef ATTNFORGE_X86
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    auto body = [&](long iterations) {
+        return avx512 ? fma_loop_avx512(iterations) : avx2 ? fma_loop_avx2(iterations) : fma_loop_scalar(iterations);
+    };
+#else
+    const bool avx512 = false, avx2 = false;
+    auto body = [](long iterations) { return fma_loop_scalar(iterations); };
+#endif
+    const int lanes = avx512 ? 16 : avx2 ? 8 : 1;
+    return {measure_peak(threads, seconds, 2.0 * lanes, body), avx512 ? "avx512f" : avx2 ? "avx2+fma" : "scalar"};
+}
+
+std::optional<Peak> measure_bf16_dot_peak(int threads, double seconds) {
+#ifdef ATTNFORGE_X86
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512bf16")) return std::nullopt;
+    return Peak{measure_peak(threads, seconds, 64.0, [](long iterations) { return bf16_dot_loop(iterations); }),
+                "avx512_bf16"};
+#else
+    (void)threads;
+    (void)seconds;
+    return std::nullopt;
+#endif
 }
 
 }  // namespace attnforge::cli

@@ -1,6 +1,10 @@
 // The machine's fp32 FMA peak, measured: independent fused multiply-adds on the widest vectors the
-// CPU has (AVX-512, else AVX2+FMA, else scalar), on N threads at once.
+// CPU has (AVX-512, else AVX2+FMA, else scalar), on N threads at once. And its bf16 dot-product peak
+// (AVX512_BF16's vdpbf16ps: 64 flops per instruction, 2·16 lanes of pairs), where the CPU has one:
+// what bf16 kernels are measured against.
 #pragma once
+
+#include <optional>
 
 namespace attnforge::cli {
 
@@ -10,5 +14,8 @@ struct Peak {
 };
 
 Peak measure_fma_peak(int threads, double seconds = 0.3);
+
+// nullopt: the CPU has no AVX512_BF16.
+std::optional<Peak> measure_bf16_dot_peak(int threads, double seconds = 0.3);
 
 }  // namespace attnforge::cli

@@ -37,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 
 namespace attnforge::codegen::generator_detail {
 
@@ -141,7 +142,9 @@ public:
         cg::Knobs k = knobs_;
         // The pre-pass tiles queries and keys as the streaming kernel it serves.
         if (output_kind.value() == "block_ranges") k.strategy = cg::Strategy::streaming;
-        cg::LoweringContext ctx(cg::plan_for(k, this->get_target()));
+        cg::AlgorithmPlan plan = cg::plan_for(k, this->get_target());
+        std::visit([&](cg::Tiles& t) { t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product(); }, plan);
+        cg::LoweringContext ctx(plan);
         ctx.softmax_result =
             output_kind.value() == "logsumexp" ? cg::SoftmaxResult::logsumexp : cg::SoftmaxResult::probabilities;
         cg::PipelineOutput output;
@@ -200,6 +203,13 @@ private:
     static std::array<GeneratorParam<int>, sizeof...(I)> make_knob_params(std::index_sequence<I...>) {
         return {GeneratorParam<int>(std::string(cg::knob_table[I].name), cg::knob_table[I].default_value,
                                     cg::knob_table[I].min, cg::knob_table[I].max)...};
+    }
+
+    // vdpbf16ps: Halide emits it for targets that include the Zen 4 features (Sapphire Rapids and Zen 5 do).
+    bool has_bf16_dot_product() const {
+        const Target t = this->get_target();
+        return t.has_feature(Target::AVX512_Zen4) || t.has_feature(Target::AVX512_Zen5) ||
+               t.has_feature(Target::AVX512_SapphireRapids);
     }
 
     Type storage_type() const {

@@ -52,7 +52,11 @@ struct QueryPositions {
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
 struct ScoreProduct {
     Halide::Func scaled, sum, keys;
-    Halide::Func per_lane;  // the decode plan's product per lane (u, k, q, h, b), sum combining the lanes; else undefined
+    // The decode plan's product per lane (u, k, q, h, b), sum combining the lanes; else undefined.
+    Halide::Func per_lane;
+    // Under Tiles::bf16_products: Q rounded to bf16 (e, q, h, b), read by the product in pairs; keys is then
+    // (pair, kk, e/2, kt, h, b). Else undefined.
+    Halide::Func queries;
 };
 
 // Masks known only at run time (predicates other than the bands, key padding, boolean masks):
@@ -66,11 +70,12 @@ struct RunTimeKeeps {
 
 // What every attention core has: softmax(S) · V or softmax(S) alone.
 struct CoreCommon {
-    Halide::Func scores;       // s(k, q, h, b)·log2(e): masked and modified scores in base 2, pure (inlined)
-    ScoreProduct dot;          // dot(k, q, h, b) = scale · Σ_e Q·K (·log2(e) when folded), the score product
-    Halide::Func values;       // V as (e, k, h, b), read by the P·V products (undefined: no values)
-    bool pack_values = false;  // V's rows are slices of wider rows: copy each head contiguous once per call
-    Halide::Func output;       // the core's result: weighted / z (0 for fully masked rows), or the probabilities
+    Halide::Func scores;            // s(k, q, h, b)·log2(e): masked and modified scores in base 2, pure (inlined)
+    ScoreProduct dot;               // dot(k, q, h, b) = scale · Σ_e Q·K (·log2(e) when folded), the score product
+    Halide::Func values;            // V as (e, k, h, b), read by the P·V products (undefined: no values)
+    bool pack_values = false;       // V's rows are slices of wider rows: copy each head contiguous once per call
+    bool values_are_input = false;  // V is the kernel's own input: exact in its storage type (bf16 pairs)
+    Halide::Func output;            // the core's result: weighted / z (0 for fully masked rows), or the probabilities
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
     int head_width = 0;                       // E of V
     dsl::key_band band;                       // the keys the band masks leave (known when generating), in positions
@@ -80,6 +85,10 @@ struct CoreCommon {
     // product's registers) where it would store the bare product, since the softmax reads every score
     // twice (its max, then its exp) and an inlined modifier (a soft-cap's tanh) would be evaluated twice.
     bool store_scores = false;
+    // Under Tiles::bf16_products, where P·V multiplies pairs of keys (lower/bf16_pairs.hpp): V rounded to bf16
+    // and packed (pair, e, k/2, h, b), zero past Lk, and P rounded to bf16 where it meets V (materialized:
+    // (k, q, h, b), zero past Lk; streaming: (kk, qi, qt, h, b, kb)). Else undefined.
+    Halide::Func value_pairs, rounded_weights;
 };
 
 // The materialized strategy's core: all Lk scores of a query tile.

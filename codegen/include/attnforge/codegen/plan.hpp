@@ -14,6 +14,10 @@ struct Tiles {
     int query_tile = 32;          // BLOCK_M: queries per attention task; bands are skipped per whole tile
     int key_panel = 32;           // keys per packed panel of K and per score register tile (a whole number of vectors)
     int projection_columns = 64;  // outputs per column tile of a projection: wider outputs are read clamped
+    // Q·Kᵀ and P·V multiply pairs of bf16 (lower/bf16_pairs.hpp: vdpbf16ps): bf16 kernels on targets with
+    // AVX512_BF16. Q, K and V are rounded to bf16 where they are packed (exact for a kernel's own inputs),
+    // P where it meets V; sums, max and softmax stay float32.
+    bool bf16_products = false;
 };
 
 // All Lk scores of a query tile at once (memory O(query_tile · Lk) per thread).

@@ -5,12 +5,12 @@
 // pattern needs is passed along explicitly; nothing is left on the context between two patterns.
 #pragma once
 
-#include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/block_ranges.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/decode.hpp>
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/materialized.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/score.hpp>
 #include <attnforge/codegen/lower/streaming.hpp>
 
@@ -96,16 +96,20 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {
-            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, E, group, *streaming,
-                                                             ctx.block_ranges, weighted_name);
+            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, bool(v.buffer), E, group,
+                                                             *streaming, ctx.block_ranges, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else {
-            MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), true);
+            // P·V over bf16 pairs where V is the kernel's own bf16 input (exact) and no band cuts pairs
+            // (lower/streaming.hpp says why a computed V stays float32).
+            const bool bf16_weights = ctx.tiles().bf16_products && v.buffer && !usable.causal && usable.window < 0;
+            MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), true, bf16_weights);
             core.head_width = E;
             core.values = values;
             core.pack_values = !v.dense_rows;
-            detail::materialized_weighted_sum(core, group, ctx.tiles().query_tile, weighted_name);
+            core.values_are_input = static_cast<bool>(v.buffer);
+            detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
         }

@@ -3,6 +3,7 @@
 // in panels. Lowered by lower/attention.hpp for its pattern only, never memoized apart from it.
 #pragma once
 
+#include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
@@ -37,9 +38,10 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
     if (std::holds_alternative<DecodePlan>(ctx.plan)) {
         if (E % tiles.lanes != 0)
-            throw std::invalid_argument("attnforge lowering: the decode strategy reduces the score product lane by "
-                                        "lane along E; the head width E = " + std::to_string(E) +
-                                        " is not a multiple of the vector lanes (" + std::to_string(tiles.lanes) + ")");
+            throw std::invalid_argument(
+                "attnforge lowering: the decode strategy reduces the score product lane by "
+                "lane along E; the head width E = " +
+                std::to_string(E) + " is not a multiple of the vector lanes (" + std::to_string(tiles.lanes) + ")");
         // Decoding: K read in place, one key row at a time (no packing: the cache is streamed once).
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
         // lanes combine in one expression (a shuffle tree, as reduce_by_lanes), no loop over them.
@@ -50,13 +52,36 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         per_lane(u, kv, qi, h, b) = 0.0f;
         per_lane(u, kv, qi, h, b) += q.func(column, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) *
                                      k.func(column, Halide::clamp(kv, 0, k.extents[1] - 1), h / group, b);
-        sum(kv, qi, h, b) = combine_lanes(lane_sum(), [&](int i) { return per_lane(i, kv, qi, h, b); }, tiles.lanes);
+        sum(kv, qi, h, b) = combine_lanes(
+            lane_sum(), [&](int i) { return per_lane(i, kv, qi, h, b); }, tiles.lanes);
         f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
         ScoreProduct product{f, sum, Halide::Func(), per_lane};
         return {product, Lowered{f, extents, false, {}}};
     }
-    Halide::RDom e(0, E, "e");
     const int P = tiles.key_panel;  // keys per score tile and per packed K panel
+    // Pairs of bf16 along e (lower/bf16_pairs.hpp) where Q and K are the kernel's own bf16 inputs, so that
+    // the products are exact, as float32 ones on those inputs. A computed Q or K (a projection, RoPE) stays
+    // float32: rounded to bf16, its relative error 2⁻⁹ becomes an error of 2⁻⁹·S in the logits, beyond
+    // docs/contract.md §5's bf16 bound once S reaches ~10³ (measured: mha's large-logit cases, 92 > 1.2).
+    if (tiles.bf16_products && E % 2 == 0 && q.buffer && k.buffer) {
+        // K packed as keys(pair, kk, e/2, kt), the P keys of a panel with their pairs adjacent (one vector
+        // of 32 bf16 per pair index), Q staged in bf16 once per query tile.
+        Halide::RDom e = pair_reduction(E, "e");
+        restrict_to_block_band(e, kv, qi, shape.skipped_band, tiles.query_tile, P);
+        Halide::Var pair("pair"), kk("kk"), ke("e"), kt("kt");
+        Halide::Func keys(name + "_keys"), queries(name + "_queries"), sum(name + "_sum"), f(name);
+        keys(pair, kk, ke, kt, h, b) =
+            round_to_bf16(k.func(2 * ke + pair, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b));
+        queries(ke, qi, h, b) = round_to_bf16(q.func(ke, Halide::clamp(qi, 0, q.extents[1] - 1), h, b));
+        sum(kv, qi, h, b) = 0.0f;
+        sum(kv, qi, h, b) +=
+            pair_product(queries(2 * e.y + e.x, qi, h, b), keys(e.x, kv % P, e.y, kv / P, h / group, b));
+        f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
+        ScoreProduct product{f, sum, keys, Halide::Func()};
+        product.queries = queries;
+        return {product, Lowered{f, extents, false, {}}};
+    }
+    Halide::RDom e(0, E, "e");
     // Under a causal or sliding-window band (materialized): key panels (the score tile's width) outside
     // the band of the query tile are never multiplied; their sums stay 0 and the mask makes them −∞.
     restrict_to_block_band(e, kv, qi, shape.skipped_band, tiles.query_tile, P);

@@ -2,6 +2,7 @@
 // query_tile · key_tile scores. Fully masked rows give zero rows, never NaN (lower/materialized.hpp).
 #pragma once
 
+#include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/online_softmax.hpp>
@@ -39,6 +40,26 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
+    if (plan.bf16_products && Kb % 2 == 0 && core.values_are_input) {
+        // exps · V over pairs of keys (lower/bf16_pairs.hpp) where V is the kernel's bf16 input (a computed V,
+        // rounded, and P rounded too: in a graph where the output feeds a LayerNorm and a large-logit
+        // attention, decoder_layer, those 2⁻⁹ errors flip its softmax, beyond docs/contract.md §5's bf16
+        // bound). The block's exps rounded to bf16 (0 past Lk already: their scores are −∞), V packed once per
+        // call, zero past Lk.
+        Halide::Var pair("pair"), k2("k2");
+        const Expr pair_key = 2 * k2 + pair;
+        core.value_pairs = Halide::Func(name + "_value_pairs");
+        core.value_pairs(pair, e, k2, h, b) =
+            round_to_bf16(Halide::select(pair_key < Lk, core.values(e, Halide::min(pair_key, Lk - 1), h, b), 0.0f));
+        core.rounded_weights = Halide::Func(name + "_rounded_weights");
+        core.rounded_weights(kk, qi, qt, h, b, kb) = round_to_bf16(block.exps(kk, qi, qt, h, b, kb));
+        Halide::RDom rk = pair_reduction(Kb, "rk");
+        core.block_weighted = Halide::Func(name + "_block_weighted_bf16");
+        core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
+        core.block_weighted(e, qi, qt, h, b, kb) +=
+            pair_product(core.rounded_weights(2 * rk.y + rk.x, qi, qt, h, b, kb),
+                         core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, h / group, b));
+    }
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
     // cache the tile's queries sit offset(b) further), to the valid keys of a cache, and to the range of
@@ -67,13 +88,15 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     core.output = out;
 }
 
+// values: V as (e, k, h, b); pack_values, values_are_input: as CoreCommon's.
 inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
-                                         int head_width, int group, const StreamingPlan& plan,
+                                         bool values_are_input, int head_width, int group, const StreamingPlan& plan,
                                          const BlockRangeRead& block_ranges, const std::string& name) {
     StreamingCore core;
     fill_common(core, in);
     core.values = values;
     core.pack_values = pack_values;
+    core.values_are_input = values_are_input;
     core.head_width = head_width;
     streamed_weighted_sum(core, group, plan, block_ranges, name);
     return core;

@@ -1,0 +1,150 @@
+"""The peers of the bf16 grid (bench/attention_bench.py --bf16): sdpa and mha with 16-bit storage.
+
+Each peer's prepare(variant, inputs, threads) returns a callable computing the output from inputs already
+converted (conversion not timed), or raises Unsupported with the reason. Inputs arrive as float32 NumPy arrays
+whose values are bf16 already (rounded once by the grid), so every implementation multiplies the same numbers:
+- OpenVINO's CPU SDPA compiled with INFERENCE_PRECISION_HINT f32 and bf16 (the plugin then runs its bf16
+  kernels: AMX or AVX512_BF16), for sdpa (q, k, v parameters) and mha (x a parameter, the weights constants,
+  MatMul / Reshape / Transpose around the SDPA node, as bench/flex_peers.py builds it);
+- PyTorch SDPA and nn.MultiheadAttention in torch.bfloat16.
+ONNX Runtime's CPU provider has no bf16 kernel for Attention or MatMul (its float16 ones are for ARM), so it
+is not a peer here: prepare says so once.
+Every output, ours included, is checked against reference() (float64 NumPy on the rounded inputs) with
+docs/contract.md §5's bf16 bound, 5e-3 · (1 + max|reference|).
+"""
+import numpy as np
+
+import decode_peers
+import peers as prefill_peers
+
+E, H, D = 64, 8, 512
+
+
+class Unsupported(Exception):
+    pass
+
+
+def round_to_bf16(a):
+    """float32 → bf16 values (as float32), to nearest even, NaN kept: what `attnforge run --dtype bf16` does."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    bits = a.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    out = (rounded & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(a), a, out)
+
+
+def reference(variant, inputs):
+    """float64 NumPy: sdpa on q, k, v; mha (8 heads, no bias, x · W) on x and the weights."""
+    f = {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()}
+
+    def attend(q, k, v):
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        s -= s.max(axis=-1, keepdims=True)
+        p = np.exp(s)
+        return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+    if variant == "sdpa":
+        return attend(f["q"], f["k"], f["v"])
+    x = f["x"]
+    B, L, _ = x.shape
+    split = lambda t: t.reshape(B, L, H, D // H).transpose(0, 2, 1, 3)
+    o = attend(split(x @ f["wq"]), split(x @ f["wk"]), split(x @ f["wv"]))
+    return o.transpose(0, 2, 1, 3).reshape(B, L, D) @ f["wo"]
+
+
+def check(got, ref):
+    got = np.asarray(got, dtype=np.float64)
+    err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
+    bound = 5e-3 * (1 + float(np.max(np.abs(ref))))
+    return {"max_abs_error": err, "bound": bound, "ok": err <= bound}
+
+
+class OpenVino:
+    def __init__(self, precision):
+        self.base = decode_peers.OpenVino()
+        self.ov, self.version, self.precision = self.base.ov, self.base.version, precision
+
+    def name(self, variant):
+        return f"OpenVINO SDPA {self.precision}"
+
+    def model(self, variant, inputs):
+        import openvino.opset13 as ops
+        ov = self.ov
+        f32 = ov.Type.f32
+        if variant == "sdpa":
+            B, Hh, L, Ee = inputs["q"].shape
+            params = [ops.parameter([B, Hh, L, Ee], f32, name=n) for n in ("q", "k", "v")]
+            y = ops.scaled_dot_product_attention(*params, causal=False)
+            return ov.Model([y.output(0)], params, variant)
+        B, L, _ = inputs["x"].shape
+        x = ops.parameter([B, L, D], f32, name="x")
+        heads = []
+        for w in ("wq", "wk", "wv"):
+            t = ops.matmul(x, ops.constant(np.ascontiguousarray(inputs[w])), False, False)
+            t = ops.reshape(t, ops.constant(np.array([B, L, H, D // H], np.int64)), False)
+            heads.append(ops.transpose(t, ops.constant(np.array([0, 2, 1, 3], np.int64))))
+        o = ops.scaled_dot_product_attention(*heads, causal=False)
+        o = ops.reshape(ops.transpose(o, ops.constant(np.array([0, 2, 1, 3], np.int64))),
+                        ops.constant(np.array([B, L, D], np.int64)), False)
+        y = ops.matmul(o, ops.constant(np.ascontiguousarray(inputs["wo"])), False, False)
+        return ov.Model([y.output(0)], [x], variant)
+
+    def prepare(self, variant, inputs, threads):
+        cfg = {"INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": str(threads),
+               "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1"}
+        compiled = self.base.core.compile_model(self.model(variant, inputs), "CPU", cfg)
+        req = compiled.create_infer_request()
+        names = ("q", "k", "v") if variant == "sdpa" else ("x",)
+        feed = {n: np.ascontiguousarray(inputs[n]) for n in names}
+
+        def call():
+            return req.infer(feed, share_inputs=True)[0]
+        call.keep = (compiled, feed)
+        return call
+
+
+class TorchBf16:
+    def __init__(self):
+        import torch
+        self.torch, self.version = torch, torch.__version__
+        self.base = prefill_peers.Torch()
+
+    def name(self, variant):
+        return "PyTorch SDPA bf16" if variant == "sdpa" else "PyTorch MultiheadAttention bf16"
+
+    def prepare(self, variant, inputs, threads):
+        torch = self.torch
+        torch.set_num_threads(threads)
+        t = {k: torch.from_numpy(v).to(torch.bfloat16) for k, v in inputs.items()}
+        if variant == "sdpa":
+            F = torch.nn.functional
+            return lambda: F.scaled_dot_product_attention(t["q"], t["k"], t["v"]).float()
+        mha = torch.nn.MultiheadAttention(D, H, bias=False, batch_first=True).eval()
+        with torch.no_grad():  # torch computes x · Wᵀ: its weights are ours transposed
+            mha.in_proj_weight.copy_(torch.cat([t["wq"].T, t["wk"].T, t["wv"].T]).float())
+            mha.out_proj.weight.copy_(t["wo"].T.float())
+        mha = mha.to(torch.bfloat16)
+        x = t["x"]
+        return lambda: mha(x, x, x, need_weights=False)[0].float()
+
+    def run(self, f):
+        with self.torch.inference_mode():
+            return f().numpy()
+
+
+def peers():
+    """Every bf16 peer whose package imports; a message on stderr for each that does not."""
+    import sys
+    found = []
+    for make in (lambda: OpenVino("f32"), lambda: OpenVino("bf16"), TorchBf16):
+        try:
+            found.append(make())
+        except ImportError as e:
+            print(f"[bf16] a peer is left out: {e}", file=sys.stderr)
+    print("[bf16] ONNX Runtime is left out: its CPU provider has no bf16 Attention or MatMul kernel",
+          file=sys.stderr)
+    return found
+
+
+def run_once(peer, f):
+    return peer.run(f) if hasattr(peer, "run") else f()

@@ -1,0 +1,42 @@
+// Products over pairs of bf16 values, the form in which Halide emits AVX512_BF16's vdpbf16ps (each
+// float32 lane += a₂ᵢ·b₂ᵢ + a₂ᵢ₊₁·b₂ᵢ₊₁ from two vectors of 32 bf16): a reduction whose innermost
+// reduction variable runs over the two elements of a pair, multiplying f32(bf16) by f32(bf16). The
+// schedule then vectorizes that variable with atomic() (schedules: vectorize_pairs), and the operand
+// that varies along the vector lanes must hold each lane's pair adjacent in memory: K packed
+// (pair, key, e/2) and V packed (pair, e, key/2) (lower/score.hpp, lower/materialized.hpp,
+// lower/streaming.hpp). Used where Tiles::bf16_products is set: bf16 kernels on targets with the
+// instruction (docs/storage_types.md).
+#pragma once
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <string>
+
+namespace attnforge::codegen::detail {
+
+// float32 → bf16, to nearest even, on the bits: as runtime::bf16_from_float, a NaN stays NaN (Halide's
+// own conversion can carry an all-ones NaN payload into the exponent). Exact for values that are bf16
+// already (inputs of a bf16 kernel, converted to float32 where read).
+inline Halide::Expr round_to_bf16(const Halide::Expr& x) {
+    using Halide::Expr;
+    auto u32 = [](std::uint32_t v) { return Halide::cast(Halide::UInt(32), Expr(v)); };
+    const Expr bits = Halide::reinterpret(Halide::UInt(32), x);
+    const Expr nan = (bits & u32(0x7fffffff)) > u32(0x7f800000);
+    const Expr rounded = (bits + u32(0x7fff) + ((bits >> u32(16)) & u32(1))) >> u32(16);
+    const Expr kept = Halide::select(nan, (bits >> u32(16)) | u32(0x0040), rounded);
+    return Halide::reinterpret(Halide::BFloat(16), Halide::cast(Halide::UInt(16), kept));
+}
+
+// A reduction over `length` elements in pairs: x the element of the pair (innermost), y the pair.
+// An odd length has one element past its end: the packed operand is 0 there.
+inline Halide::RDom pair_reduction(const Halide::Expr& length, const std::string& name) {
+    return Halide::RDom(0, 2, 0, (length + 1) / 2, name);
+}
+
+// The product term of a pair reduction: both operands bf16, widened exactly.
+inline Halide::Expr pair_product(const Halide::Expr& a, const Halide::Expr& b) {
+    return Halide::cast<float>(a) * Halide::cast<float>(b);
+}
+
+}  // namespace attnforge::codegen::detail

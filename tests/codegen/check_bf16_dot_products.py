@@ -1,0 +1,100 @@
+"""bf16 kernels multiply with AVX512_BF16's vdpbf16ps, fp16 kernels convert with F16C's vcvtph2ps.
+
+Generates the assembly of bf16 and fp16 kernels with the build's generator for explicit targets (a
+cross-compilation: the machine running the test need not have the instructions) and reads the loops
+Halide labels by Func: the innermost loop of the score product Q·Kᵀ (`score_N_sum.s1.…`) and of P·V
+(`weighted_sum_N_sum.s1.…`, streaming `…_block_weighted.s1.…`) must be vdpbf16ps register tiles, with
+no float32 FMA left in them. The same kernels for a target without AVX512_BF16 (AVX2) still build and
+multiply in float32 (tests/kernels runs them in the multi-target build).
+
+usage: check_bf16_dot_products.py GENERATOR OUT_DIR
+"""
+import pathlib
+import re
+import subprocess
+import sys
+
+ZEN4 = "x86-64-linux-avx512_zen4-no_runtime"
+AVX2 = "x86-64-linux-avx2-fma-f16c-no_runtime"
+
+# (variant, strategy, the Funcs whose inner loops must be vdpbf16ps)
+BF16_KERNELS = [
+    ("sdpa", "materialized", ["score", "weighted_sum"]),
+    ("sdpa", "streaming", ["score", "weighted_sum"]),
+    ("sdpa_causal", "materialized", ["score"]),  # a band's P·V stays float32 (its exps end mid-pair)
+]
+
+
+def generate(generator, out, name, target, **params):
+    out.mkdir(parents=True, exist_ok=True)
+    args = [generator, "-n", name, "-d", "0", "-g", "attnforge_attention", "-f", name, "-e", "assembly",
+            "-o", str(out), f"target={target}"] + [f"{k}={v}" for k, v in params.items()]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAIL: generating {name} ({' '.join(args[-4:])}) failed:\n{done.stderr[-2000:]}")
+    return (out / f"{name}.s").read_text()
+
+
+def inner_loops(assembly):
+    """(Halide's loop label, instructions) of every innermost loop."""
+    loops, label, body, inner = [], None, [], False
+    for line in assembly.splitlines():
+        m = re.match(r"^\.LBB\S+:\s*#\s*%\"?([^\"]*)\"?", line)
+        if m:
+            if label is not None and inner:
+                loops.append((label, body))
+            label, body, inner = m.group(1), [], False
+            continue
+        if label is None:
+            continue
+        if "Inner Loop Header" in line:
+            inner = True
+        elif re.match(r"^(\.LBB|# %bb)", line):
+            if inner:
+                loops.append((label, body))
+            label, body, inner = None, [], False
+        elif line.startswith("\t") and not line.lstrip().startswith((".", "#")):
+            body.append(line.split()[0])
+    return loops
+
+
+def main():
+    generator, out = sys.argv[1], pathlib.Path(sys.argv[2])
+    failures = []
+    for variant, strategy, products in BF16_KERNELS:
+        name = f"{variant}_{strategy}_bf16"
+        loops = inner_loops(generate(generator, out, name, ZEN4, variant=variant, result="output",
+                                     strategy=strategy, dtype="bf16"))
+        for product in products:
+            found = [(label, body) for label, body in loops if re.search(rf"{product}_\d+_\w*sum\.s1\.|"
+                                                                         rf"{product}_\d+_block_weighted\w*\.s1\.",
+                                                                         label)]
+            if not found:
+                failures.append(f"{name}: no inner loop of {product} in the assembly ({out}/{name}.s)")
+            for label, body in found:
+                dots = body.count("vdpbf16ps")
+                fmas = sum(1 for i in body if i.startswith("vfmadd"))
+                if dots == 0 or fmas:
+                    failures.append(f"{name}: loop {label}: {dots} vdpbf16ps, {fmas} float32 FMAs")
+                else:
+                    print(f"ok {name}: loop {label}: {dots} vdpbf16ps")
+        # Without AVX512_BF16 the same kernel builds, multiplying in float32.
+        avx2 = generate(generator, out, name + "_avx2", AVX2, variant=variant, result="output",
+                        strategy=strategy, dtype="bf16")
+        if "vdpbf16ps" in avx2 or "vfmadd" not in avx2:
+            failures.append(f"{name} for {AVX2}: expected float32 FMAs and no vdpbf16ps")
+    # fp16 storage: the F16C conversion where inputs are read.
+    for strategy in ("materialized", "streaming"):
+        name = f"sdpa_{strategy}_fp16"
+        text = generate(generator, out, name, AVX2, variant="sdpa", result="output", strategy=strategy, dtype="fp16")
+        if "vcvtph2ps" not in text:
+            failures.append(f"{name}: no vcvtph2ps (F16C) in {out}/{name}.s")
+        else:
+            print(f"ok {name}: {text.count('vcvtph2ps')} vcvtph2ps")
+    if failures:
+        print("\n".join("FAIL: " + f for f in failures))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
