@@ -69,7 +69,7 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
 // rows; the row tiles outermost (0) streamed all the weights (1 MiB at D = 512, beyond L2) once per
 // row tile: 5–9% slower on one Zen 5 core (a JIT sweep of 128–2048 rows, D = 512).
 // Returns the parallel loop's variable.
-Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k) {
+Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k, bool pairs) {
     Func out = out_owner.func;
     const int lanes = tiles.lanes;
     const std::vector<Var> a = out.args();  // (o, l, b)
@@ -79,10 +79,10 @@ Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const
     out.compute_root().tile(o, l, oo, lo, oi, li, cols, k.proj_rows, out_owner.tail).vectorize(oi, lanes);
     if (k.proj_panels) {
         out.reorder(oi, li, lo, oo, b).fuse(oo, b, t).parallel(t);
-        register_tile_accumulator(sum, Halide::LoopLevel(out, lo), lanes, cols, k.proj_rows);
+        register_tile_accumulator(sum, Halide::LoopLevel(out, lo), lanes, cols, k.proj_rows, pairs);
     } else {
         out.reorder(oi, li, oo, lo, b).fuse(lo, b, t).parallel(t);
-        register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes, cols, k.proj_rows);
+        register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes, cols, k.proj_rows, pairs);
     }
     return t;
 }
@@ -400,7 +400,7 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
     std::map<std::pair<std::string, int>, Func> first_projection_of;  // by input and width
     for (const Projection& p : roles.projections) {
         const Owner owner = owner_of(p.output);
-        const Var parallel_loop = schedule_matrix_product(owner, p.sum, tiles, knobs);
+        const Var parallel_loop = schedule_matrix_product(owner, p.sum, tiles, knobs, p.bf16_pairs);
         // Projections of the same input and width (Q, K and V of one x) in one loop nest: one fork/join
         // of the thread pool instead of three. Their parallel loops fuse panels with batch entries, so
         // only products with the same panel count share one (GQA's narrower K and V share theirs).
@@ -428,6 +428,15 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
         for (Func s : op.statistics) s.compute_at(f, row);
     }
     for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
+    for (Func f : roles.packed) {
+        // bf16 copies for products over pairs: (i, l, b) staged rows, or (pair, o, i/2) packed weights.
+        const std::vector<Var> a = f.args();
+        f.compute_root().parallel(a.back());
+        if (a.size() == 3 && a[0].name() == "pair")
+            f.vectorize(a[0]).vectorize(a[1], lanes, TailStrategy::RoundUp);
+        else
+            f.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+    }
     for (Func f : roles.elementwise) {
         // Rows in parallel over the outer dimensions, vectorized along the innermost.
         Func g = owner_of(f).func;

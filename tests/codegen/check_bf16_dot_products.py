@@ -2,8 +2,9 @@
 
 Generates the assembly of bf16 and fp16 kernels with the build's generator for explicit targets (a
 cross-compilation: the machine running the test need not have the instructions) and reads the loops
-Halide labels by Func: the innermost loop of the score product Q·Kᵀ (`score_N_sum.s1.…`) and of P·V
-(`weighted_sum_N_sum.s1.…`, streaming `…_block_weighted.s1.…`) must be vdpbf16ps register tiles, with
+Halide labels by Func: the innermost loop of the score product Q·Kᵀ (`score_N_sum.s1.…`), of P·V
+(`weighted_sum_N_sum.s1.…`, streaming `…_block_weighted.s1.…`) and of a projection (`linear_N_sum.s1.…`)
+must be vdpbf16ps register tiles, with
 no float32 FMA left in them. The same kernels for a target without AVX512_BF16 (AVX2) still build and
 multiply in float32 (tests/kernels runs them in the multi-target build).
 
@@ -17,11 +18,15 @@ import sys
 ZEN4 = "x86-64-linux-avx512_zen4-no_runtime"
 AVX2 = "x86-64-linux-avx2-fma-f16c-no_runtime"
 
-# (variant, strategy, the Funcs whose inner loops must be vdpbf16ps)
+# (variant, strategy, the Funcs whose inner loops must be vdpbf16ps: every one, or (Func, how many at least))
 BF16_KERNELS = [
     ("sdpa", "materialized", ["score", "weighted_sum"]),
     ("sdpa", "streaming", ["score", "weighted_sum"]),
     ("sdpa_causal", "materialized", ["score"]),  # a band's P·V stays float32 (its exps end mid-pair)
+    # x · W of the Q, K and V projections (x and W are inputs: 3 loops); the output projection (of a computed
+    # input) and Q·Kᵀ and P·V of projected Q, K, V stay float32
+    ("mha", "materialized", [("linear", 3)]),
+    ("gqa", "streaming", [("linear", 3)]),
 ]
 
 
@@ -66,18 +71,23 @@ def main():
         loops = inner_loops(generate(generator, out, name, ZEN4, variant=variant, result="output",
                                      strategy=strategy, dtype="bf16"))
         for product in products:
+            product, at_least = product if isinstance(product, tuple) else (product, None)
             found = [(label, body) for label, body in loops if re.search(rf"{product}_\d+_\w*sum\.s1\.|"
                                                                          rf"{product}_\d+_block_weighted\w*\.s1\.",
                                                                          label)]
             if not found:
                 failures.append(f"{name}: no inner loop of {product} in the assembly ({out}/{name}.s)")
+            paired = []
             for label, body in found:
                 dots = body.count("vdpbf16ps")
                 fmas = sum(1 for i in body if i.startswith("vfmadd"))
-                if dots == 0 or fmas:
-                    failures.append(f"{name}: loop {label}: {dots} vdpbf16ps, {fmas} float32 FMAs")
-                else:
+                if dots and not fmas:
+                    paired.append(label)
                     print(f"ok {name}: loop {label}: {dots} vdpbf16ps")
+                elif at_least is None:
+                    failures.append(f"{name}: loop {label}: {dots} vdpbf16ps, {fmas} float32 FMAs")
+            if at_least is not None and len(paired) < at_least:
+                failures.append(f"{name}: {len(paired)} loops of {product} are vdpbf16ps, expected {at_least} or more")
         # Without AVX512_BF16 the same kernel builds, multiplying in float32.
         avx2 = generate(generator, out, name + "_avx2", AVX2, variant=variant, result="output",
                         strategy=strategy, dtype="bf16")

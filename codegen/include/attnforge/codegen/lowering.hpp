@@ -154,6 +154,7 @@ struct Projection {
     Halide::Func output, sum;
     std::string input;
     int columns = 0;
+    bool bf16_pairs = false;  // sum reduces over pairs of bf16 (lower/bf16_pairs.hpp)
 };
 
 struct Roles {
@@ -162,6 +163,9 @@ struct Roles {
     std::vector<RowOperation> row_operations;  // layer_norm
     std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
     std::vector<Halide::Func> elementwise;     // element-wise results computed once per call (rope)
+    // Copies made once per call, rows in parallel, innermost dimension vectorized: inputs staged in bf16 and
+    // weights packed in bf16 pairs for the projections over pairs (each Func once).
+    std::vector<Halide::Func> packed;
     // Re-indexing nodes (split/merge heads) and adds have no role: they stay inline.
 };
 

@@ -4,8 +4,10 @@
 // outside x; the extra rows are never consumed.
 #pragma once
 
+#include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/node.hpp>
 
+#include <algorithm>
 #include <type_traits>
 #include <utility>
 
@@ -31,6 +33,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     const int tile_columns = ctx.tiles().projection_columns;
     const Halide::Expr column = Dout % tile_columns == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
     Lowered x;
+    bool pairs = false;
     if constexpr (detail::is_merge_heads<X>::value) {
         // Over merged heads (the output projection of multi-head attention) the reduction runs over
         // (e, h) of the per-head layout, i = h·E + e, e innermost: each step's address is then linear in
@@ -44,8 +47,31 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
             heads.func(r.x, Halide::clamp(l, 0, heads.extents[1] - 1), r.y, b) * w.func(column, r.y * E + r.x);
     } else {
         x = node(n.x, ctx);
-        Halide::RDom i(0, X::kind::width, "i");
-        sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
+        constexpr int Din = X::kind::width;
+        if (ctx.tiles().bf16_products && Din % 2 == 0 && x.buffer && w.buffer) {
+            // x and W are the kernel's own bf16 inputs: x · W over pairs of bf16 along i (lower/bf16_pairs.hpp),
+            // exact products as float32 ones. x staged in bf16 once per call (shared by the projections of one
+            // x), W packed as (pair, o, i/2): a vector of columns with each pair of rows adjacent.
+            const std::string staged = x.func.name() + "_bf16";
+            auto found = std::find_if(ctx.roles.packed.begin(), ctx.roles.packed.end(),
+                                      [&](const Halide::Func& f) { return f.name() == staged; });
+            Halide::Var i("i"), pair("pair"), i2("i2");
+            Halide::Func rows = found != ctx.roles.packed.end() ? *found : Halide::Func(staged);
+            if (found == ctx.roles.packed.end()) {
+                rows(i, l, b) = detail::round_to_bf16(x.func(i, l, b));
+                ctx.roles.packed.push_back(rows);
+            }
+            Halide::Func weights(name + "_weight_pairs");
+            weights(pair, o, i2) = detail::round_to_bf16(w.func(column, 2 * i2 + pair));
+            ctx.roles.packed.push_back(weights);
+            Halide::RDom r = detail::pair_reduction(Din, "i");
+            sum(o, l, b) += detail::pair_product(rows(2 * r.y + r.x, Halide::clamp(l, 0, x.extents[1] - 1), b),
+                                                 weights(r.x, o, r.y));
+            pairs = true;
+        } else {
+            Halide::RDom i(0, Din, "i");
+            sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
+        }
     }
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
         const Lowered bias = node(n.bias, ctx);
@@ -53,7 +79,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     } else {
         y(o, l, b) = sum(o, l, b);
     }
-    ctx.roles.projections.push_back({y, sum, x.func.name(), Dout});
+    ctx.roles.projections.push_back({y, sum, x.func.name(), Dout, pairs});
     return {y, {Halide::Expr(W::kind::out_width), x.extents[1], x.extents[2]}};
 }
 
