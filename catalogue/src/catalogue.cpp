@@ -30,25 +30,25 @@ TunedLines select_tuned_lines(const Database& db, const BuildFacts& here) {
     std::vector<std::string> order;            // keys in the order of their first applicable record
     std::map<std::string, KernelLine> newest;  // key -> the line of its newest applicable record
     for (const Record& r : db.records) {
-        const std::string what =
-            "record " + r.id + " (" + r.key.variant + " " + r.key.result + " " + r.key.size_bucket + ")";
+        const std::string what = "record " + r.id + " (" + r.key.variant + " " + r.key.result + " " +
+                                 (r.key.storage == "float32" ? "" : r.key.storage + " ") + r.key.size_bucket + ")";
         const auto canonical = here.canonical.find(r.key.variant);
         std::string why;
         if (canonical == here.canonical.end()) {
             why = "no built-in variant '" + r.key.variant + "'";
         } else {
             const RecordKey key{r.key.variant, r.key.result, canonical->second, r.key.size_bucket, here.threads,
-                                here.target,   here.cpu,     here.halide,       here.attnforge};
+                                here.target,   here.cpu,     here.halide,       here.attnforge,    r.key.storage};
             why = mismatch(r.key, key);
         }
         if (!why.empty()) {
             out.notes.push_back(what + " ignored: " + why);
             continue;
         }
-        const std::string key = r.key.variant + "/" + r.key.result + "/" + r.key.size_bucket;
+        const std::string key = r.key.variant + "/" + r.key.result + "/" + r.key.storage + "/" + r.key.size_bucket;
         if (!newest.contains(key)) order.push_back(key);
-        KernelLine line{r.key.variant, r.key.result,           r.best.point.strategy, r.key.size_bucket, {},
-                        r.id,          "tuning record " + r.id};
+        KernelLine line{r.key.variant,           r.key.result, r.best.point.strategy, r.key.size_bucket, {}, r.id,
+                        "tuning record " + r.id, r.key.storage};
         for (const auto& [name, value] : r.best.point.knobs) line.knobs.push_back(name + "=" + std::to_string(value));
         if (r.best.point.is_autoscheduler()) {
             // An autoscheduler plans for sizes: the ones it was tuned at.
@@ -67,7 +67,8 @@ std::string Kernel::schedule() const {
 }
 
 Catalogue assemble(const std::vector<KernelLine>& listed, const std::vector<KernelLine>& tuned) {
-    auto pair_of = [](const KernelLine& l) { return l.variant + "/" + l.result; };
+    // The kernels one rule chooses among: a (variant, result, storage type).
+    auto pair_of = [](const KernelLine& l) { return l.variant + "/" + l.result + "/" + l.storage; };
     std::set<std::string> block_masked, listed_pairs;
     for (const auto& l : listed) {
         listed_pairs.insert(pair_of(l));

@@ -59,6 +59,7 @@ nlohmann::ordered_json to_json(const Record& r) {
     j["time"] = r.time;
     j["variant"] = r.key.variant;
     j["result"] = r.key.result;
+    if (r.key.storage != "float32") j["dtype"] = r.key.storage;  // float32 records look as they always did
     j["size_bucket"] = r.key.size_bucket;
     j["threads"] = r.key.threads;
     j["target"] = r.key.target;
@@ -88,6 +89,9 @@ Record record_from_json(const nlohmann::json& j) {
     r.key.variant = field<std::string>(j, "variant");
     r.key.result = field<std::string>(j, "result");
     r.key.size_bucket = field<std::string>(j, "size_bucket");
+    r.key.storage = j.contains("dtype") ? field<std::string>(j, "dtype") : "float32";
+    if (r.key.storage != "float32" && r.key.storage != "bf16" && r.key.storage != "fp16")
+        throw std::runtime_error("dtype '" + r.key.storage + "' is not float32, bf16 or fp16");
     r.key.threads = field<int>(j, "threads");
     r.key.target = field<std::string>(j, "target");
     r.key.cpu = field<std::string>(j, "cpu");

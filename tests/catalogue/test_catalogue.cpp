@@ -285,6 +285,34 @@ BOOST_AUTO_TEST_CASE(a_build_takes_the_newest_record_that_applies_and_notes_the_
     BOOST_CHECK_THROW(cat::facts_from_probe("{\"target\": 3}", "", "", 1), std::runtime_error);
 }
 
+// A record of a bf16 kernel (attnforge tune --dtype bf16) keeps its storage type: in the JSON ("dtype"; absent
+// in float32 records, as before), in its tuned line, and in the rule it joins (the bf16 kernels of its variant).
+BOOST_AUTO_TEST_CASE(a_bf16_record_makes_a_bf16_kernel) {
+    auto r = sample_record("aaaaaaaaaaaa");
+    r.key.storage = "bf16";
+    const auto back = cat::record_from_json(nlohmann::json::parse(cat::to_json(r).dump()));
+    BOOST_TEST(back.key.storage == "bf16");
+    BOOST_TEST(cat::to_json(r).dump().find("\"dtype\":\"bf16\"") != std::string::npos);
+    BOOST_TEST(cat::to_json(sample_record("bbbbbbbbbbbb")).dump().find("dtype") == std::string::npos);
+    auto wrong = cat::to_json(r);
+    wrong["dtype"] = "int8";
+    BOOST_CHECK_THROW(cat::record_from_json(nlohmann::json::parse(wrong.dump())), std::runtime_error);
+
+    cat::Database db;
+    db.records = {r, sample_record("cccccccccccc")};  // bf16 and float32, same variant and bucket: both apply
+    const auto tuned = cat::select_tuned_lines(db, here());
+    BOOST_REQUIRE(tuned.lines.size() == 2u);
+    BOOST_TEST(tuned.lines[0].storage == "bf16");
+    BOOST_TEST(tuned.lines[1].storage == "float32");
+    const auto listed = parse("sdpa output materialized Lk<=8192\nsdpa output materialized Lk<=8192 dtype=bf16\n");
+    std::vector<std::string> names;
+    for (const auto& k : cat::assemble(listed, tuned.lines).kernels) names.push_back(k.name);
+    const std::vector<std::string> expected{"sdpa__materialized__1024_Lk_2048", "sdpa__materialized__Lk_8192",
+                                            "sdpa__bf16__materialized__1024_Lk_2048",
+                                            "sdpa__bf16__materialized__Lk_8192"};
+    BOOST_TEST(names == expected, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(tuned_lines_go_first_for_their_variant_and_keep_the_block_mask) {
     const auto listed = parse(
         "sdpa output materialized Lk<=8192\nsdpa output streaming any\n"

@@ -13,10 +13,12 @@
 #include <candidate.hpp>
 #include <filesystem>
 #include <fstream>
+#include <machine.hpp>
 #include <problem.hpp>
 #include <search.hpp>
 #include <search_space.hpp>
 #include <validate.hpp>
+#include <workload.hpp>
 
 namespace tune = attnforge::tune;
 
@@ -99,6 +101,27 @@ BOOST_AUTO_TEST_CASE(validation_rejects_a_wrong_candidate) {
     other.knobs["q_unroll"] = 4;
     other.knobs["pv_unroll"] = 2;
     BOOST_TEST(validator.check(tune::Candidate::compile(sdpa, other, target, 1), w) == "ok");
+}
+
+// attnforge tune --dtype bf16: candidates are bf16 kernels (bf16 inputs and output), validated against the
+// interpreter on the rounded inputs with the bf16 bound; a float32 kernel given bf16 buffers is refused.
+BOOST_AUTO_TEST_CASE(bf16_candidates_are_validated_as_bf16_kernels) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    const tune::Problem sdpa = tune::make_problem("sdpa", "output", {1, 2, 80, 80}, "bf16");
+    BOOST_TEST(tune::machine_key(sdpa, 1).storage == "bf16");
+    tune::Validator validator(sdpa);
+    tune::Workload w(sdpa);
+    BOOST_TEST((w.output.dtype == attnforge::dsl::element_type::bfloat16));
+    const tune::SearchSpace space({"materialized", "streaming"}, target.has_feature(Halide::Target::AVX512) ? 16 : 8,
+                                  false);
+    for (const char* strategy : {"materialized", "streaming"})
+        BOOST_TEST(validator.check(tune::Candidate::compile(sdpa, space.default_point(strategy), target, 1), w) ==
+                   "ok");
+    const tune::Problem float32 = tune::make_problem("sdpa", "output", {1, 2, 80, 80});
+    const std::string verdict =
+        validator.check(tune::Candidate::compile(float32, space.default_point("materialized"), target, 1), w);
+    BOOST_TEST(verdict.rfind("invalid", 0) == 0u, verdict);
+    BOOST_CHECK_THROW(tune::make_problem("sdpa", "output", {1, 2, 80, 80}, "int8"), attnforge::input_error);
 }
 
 // Found by attnforge tune: projection tiles of 3 vectors (48 columns) do not divide D = 512 and read

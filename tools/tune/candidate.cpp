@@ -52,6 +52,7 @@ Candidate Candidate::compile(const Problem& p, const SchedulePoint& point, const
     if (!gen) throw std::logic_error("the attnforge_attention generator is not linked into this program");
     gen->set_generatorparam_value("variant", p.variant);
     gen->set_generatorparam_value("result", p.result);
+    gen->set_generatorparam_value("dtype", p.storage);
     gen->set_generatorparam_value("strategy", point.is_autoscheduler() ? "unscheduled" : point.strategy);
     for (const auto& [name, value] : point.knobs) gen->set_generatorparam_value(name, std::to_string(value));
     gen->set_generatorparam_value("estimate_batch", std::to_string(p.sizes.batch));

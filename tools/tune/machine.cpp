@@ -30,11 +30,12 @@ std::string cpu_model() {
 }
 
 RecordKey machine_key(const Problem& p, int threads) {
-    return {p.variant,        p.result,
-            p.canonical,      catalogue::size_bucket(p.key_length),
-            threads,          host_target_string(),
-            cpu_model(),      fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
-            ATTNFORGE_VERSION};
+    return {
+        p.variant,         p.result,
+        p.canonical,       catalogue::size_bucket(p.key_length),
+        threads,           host_target_string(),
+        cpu_model(),       fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
+        ATTNFORGE_VERSION, p.storage};
 }
 
 std::string new_record_id() {

@@ -1,11 +1,11 @@
 // attnforge-tune: `attnforge tune` (the attnforge command forwards to this program, which links the
 // Halide compiler; the attnforge command and the kernels do not). Argument parsing, the machine's
 // key, the records, the table; the search is search.cpp.
+#include "cli_checks.hpp"
 #include "machine.hpp"
 #include "problem.hpp"
 #include "progress.hpp"
 #include "search.hpp"
-#include "cli_checks.hpp"
 #include <attnforge/catalogue/kernel_list.hpp>
 #include <attnforge/errors.hpp>
 
@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fma_peak.hpp>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -40,6 +41,7 @@ struct Options {
     std::optional<double> budget;
     std::optional<int> trials;
     std::string strategy;  // empty: every strategy of the result
+    std::string dtype = "float32";
     std::string search = "evolutionary";
     std::uint64_t seed = 1;
     bool resume = false;
@@ -59,8 +61,9 @@ std::string default_journal(const tune::Problem& p, const tune::RecordKey& key) 
                          : home && *home ? fs::path(home) / ".cache/attnforge/tune"
                                          : fs::temp_directory_path() / "attnforge-tune";
     fs::create_directories(dir);
-    std::string name = fmt::format("{}-{}-B{}-H{}-Lq{}-Lk{}-t{}", p.variant, p.result, p.asked.batch, p.asked.heads,
-                                   p.asked.lq, p.asked.lk, key.threads);
+    std::string name =
+        fmt::format("{}-{}{}-B{}-H{}-Lq{}-Lk{}-t{}", p.variant, p.result, p.storage == "float32" ? "" : "-" + p.storage,
+                    p.asked.batch, p.asked.heads, p.asked.lq, p.asked.lk, key.threads);
     return (dir / (name + ".jsonl")).string();
 }
 
@@ -115,7 +118,7 @@ int tune_main(const Options& o) {
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);  // read by Halide's JIT runtime at its first call
 
     tune::ProblemSizes sizes{o.batch, o.heads, o.lq.value_or(o.length), o.lk.value_or(o.length)};
-    const tune::Problem problem = tune::make_problem(o.variant, o.result, sizes);
+    const tune::Problem problem = tune::make_problem(o.variant, o.result, sizes, o.dtype);
     const tune::RecordKey key = tune::machine_key(problem, threads);
 
     // Records: the newest matching one seeds the search; others of the same kernel say why they do not apply.
@@ -138,7 +141,7 @@ int tune_main(const Options& o) {
     else if (o.result == "attention_weights")
         so.strategies = {"materialized"};
     const auto lines = catalogue::read_kernel_list(o.kernel_list);
-    const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length, problem.asked.lq);
+    const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length, problem.asked.lq, o.dtype);
     // A decode kernel's variant tunes the decode strategy (the other strategies serve its longer query blocks).
     if (rule && rule->strategy == "decode" && o.strategy.empty()) so.strategies = {"decode"};
     if (rule && (rule->strategy == "materialized" || rule->strategy == "streaming" || rule->strategy == "decode")) {
@@ -158,8 +161,9 @@ int tune_main(const Options& o) {
     so.resume = o.resume;
 
     const Halide::Target target = Halide::get_jit_target_from_environment();
-    fmt::print("attnforge tune {} ({}): {}, {} threads, {:.3f} GFLOP per call\n", o.variant, o.result,
-               problem.describe(), threads, problem.flops / 1e9);
+    fmt::print("attnforge tune {} ({}{}): {}, {} threads, {:.3f} GFLOP per call\n", o.variant, o.result,
+               o.dtype == "float32" ? "" : ", " + o.dtype + " storage", problem.describe(), threads,
+               problem.flops / 1e9);
     fmt::print(
         "  target {}\n  size bucket {}, default: {} (the kernel list's rule for Lk={}), search: {}, seed {}, {}\n",
         target.to_string(), key.size_bucket, so.rule_strategy, problem.key_length, so.method, so.seed,
@@ -195,11 +199,15 @@ int tune_main(const Options& o) {
     std::sort(ranked.begin(), ranked.end(), [&](int a, int b) { return out.trials[a].ms < out.trials[b].ms; });
     for (int i : ranked) r.top.push_back(out.trials[i]);
 
-    const double peak = attnforge::cli::measure_fma_peak(threads).gflops;
+    // bf16 kernels against the bf16 dot-product peak where the CPU has one (attnforge bench does the same).
+    const std::optional<attnforge::cli::Peak> dot =
+        o.dtype == "bf16" ? attnforge::cli::measure_bf16_dot_peak(threads) : std::nullopt;
+    const double peak = dot ? dot->gflops : attnforge::cli::measure_fma_peak(threads).gflops;
     print_table(problem, out, r, peak, o.top);
     const double speedup = r.default_schedule.ms / r.best.ms;
-    fmt::print("\nbest: {} — {:.3f} ms, {:.2f}x the default ({:.3f} ms); FMA peak {:.0f} GFLOP/s on {} threads\n",
-               schedule_text(r.best.point), r.best.ms, speedup, r.default_schedule.ms, peak, threads);
+    fmt::print("\nbest: {} — {:.3f} ms, {:.2f}x the default ({:.3f} ms); {} peak {:.0f} GFLOP/s on {} threads\n",
+               schedule_text(r.best.point), r.best.ms, speedup, r.default_schedule.ms, dot ? "bf16 dot-product" : "FMA",
+               peak, threads);
     if (o.no_record) {
         fmt::print("not recorded (--no-record)\n");
     } else {
@@ -249,6 +257,8 @@ int main(int argc, char** argv) {
     app.add_option("--trials", o.trials, "Candidates to evaluate instead of a time budget")
         ->check(attnforge::cli::positive)
         ->excludes(budget);
+    app.add_option("--dtype", o.dtype, "The kernels' storage type: float32 (default), bf16 or fp16")
+        ->check(CLI::IsMember({"float32", "bf16", "fp16"}));
     app.add_option("--strategy", o.strategy, "Search one schedule strategy only")
         ->check(CLI::IsMember({"materialized", "streaming"}));
     app.add_option("--search", o.search, "evolutionary (default) or random")

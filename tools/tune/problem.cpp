@@ -28,12 +28,16 @@ std::string Problem::describe() const {
     return s + fmt::format(" Lq={} Lk={}", asked.lq, asked.lk);
 }
 
-Problem make_problem(const std::string& variant, const std::string& result, const ProblemSizes& asked) {
+Problem make_problem(const std::string& variant, const std::string& result, const ProblemSizes& asked,
+                     const std::string& storage) {
     if (result != "output" && result != "attention_weights")
         throw input_error("result must be output or attention_weights, not '" + result + "'");
+    if (storage != "float32" && storage != "bf16" && storage != "fp16")
+        throw input_error("dtype must be float32, bf16 or fp16, not '" + storage + "'");
     Problem p;
     p.variant = variant;
     p.result = result;
+    p.storage = storage;
     p.asked = asked;
     p.key_length = asked.lk;
     p.sizes = {asked.batch, asked.heads, {}};
@@ -81,7 +85,7 @@ Problem validation_problem(const Problem& p) {
     const std::int64_t low = catalogue::bucket_low(p.key_length);
     s.lk = low > 1 ? low : std::min<std::int64_t>(p.key_length, 37);
     s.lq = p.self_attention ? s.lk : std::min<std::int64_t>(p.asked.lq, 37);
-    return make_problem(p.variant, p.result, s);
+    return make_problem(p.variant, p.result, s, p.storage);
 }
 
 }  // namespace attnforge::tune

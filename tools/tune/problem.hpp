@@ -18,6 +18,7 @@ using catalogue::SchedulePoint;
 struct Problem {
     std::string variant;
     std::string result = "output";             // or attention_weights
+    std::string storage = "float32";           // the kernel's storage type: float32 | bf16 | fp16
     ProblemSizes asked;                        // as given on the command line
     attnforge::testing::SyntheticSizes sizes;  // per sequence tag
     std::int64_t key_length = 0;               // Lk of the attention: what size classes test
@@ -35,7 +36,8 @@ struct Problem {
 // Throws attnforge::input_error for an unknown variant or a result it does not have. Lq and Lk are
 // the attention's query and key lengths; a variant whose queries and keys share one sequence
 // (self-attention) needs lq == lk.
-Problem make_problem(const std::string& variant, const std::string& result, const ProblemSizes& sizes);
+Problem make_problem(const std::string& variant, const std::string& result, const ProblemSizes& sizes,
+                     const std::string& storage = "float32");
 
 // The small problem every candidate is validated on before it is timed: the bucket's smallest key
 // length (the tuned kernel serves the whole bucket), short odd query blocks, two batch entries, two

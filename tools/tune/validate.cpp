@@ -25,13 +25,14 @@ std::vector<double> reference_result(const Problem& p, const runtime::TensorMap&
 namespace {
 
 template <class T>
-std::optional<std::string> compare_values(const std::vector<float>& got, const std::vector<T>& expected) {
+std::optional<std::string> compare_values(const std::vector<float>& got, const std::vector<T>& expected,
+                                          double relative) {
     if (got.size() != expected.size())
         return fmt::format("{} values where {} were expected", got.size(), expected.size());
     double scale = 0;
     for (T v : expected)
         if (std::isfinite(static_cast<double>(v))) scale = std::max(scale, std::abs(static_cast<double>(v)));
-    const double bound = 1e-4 * (1 + scale);
+    const double bound = relative * (1 + scale);
     double worst = 0;
     std::size_t at = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -50,11 +51,16 @@ std::optional<std::string> compare_values(const std::vector<float>& got, const s
 
 }  // namespace
 
-std::optional<std::string> compare(const std::vector<float>& got, const std::vector<double>& expected) {
-    return compare_values(got, expected);
+std::optional<std::string> compare(const std::vector<float>& got, const std::vector<double>& expected,
+                                   double relative) {
+    return compare_values(got, expected, relative);
 }
-std::optional<std::string> compare(const std::vector<float>& got, const std::vector<float>& expected) {
-    return compare_values(got, expected);
+std::optional<std::string> compare(const std::vector<float>& got, const std::vector<float>& expected, double relative) {
+    return compare_values(got, expected, relative);
+}
+
+double relative_bound(const std::string& storage) {
+    return storage == "bf16" ? 5e-3 : storage == "fp16" ? 2e-3 : 1e-4;
 }
 
 std::string first_line(const std::string& s) {
@@ -75,7 +81,8 @@ std::string Validator::check(const Candidate& c, Workload& w) {
     } catch (const std::exception& e) {
         return "invalid: fails at the validation size " + small_problem_.describe() + ": " + first_line(e.what());
     }
-    if (auto why = compare(small_.output.f32, small_reference_))
+    const double relative = relative_bound(tuned_.storage);
+    if (auto why = compare(runtime::to_float32(small_.output).f32, small_reference_, relative))
         return "invalid: differs from the interpreter at " + small_problem_.describe() + ": " + *why;
     try {
         c.run(w);
@@ -83,8 +90,8 @@ std::string Validator::check(const Candidate& c, Workload& w) {
         return "invalid: fails at the tuned size: " + first_line(e.what());
     }
     if (tuned_reference_.empty()) {
-        tuned_reference_ = w.output.f32;
-    } else if (auto why = compare(w.output.f32, tuned_reference_)) {
+        tuned_reference_ = runtime::to_float32(w.output).f32;
+    } else if (auto why = compare(runtime::to_float32(w.output).f32, tuned_reference_, relative)) {
         return "invalid: differs from the default schedule at " + tuned_.describe() + ": " + *why;
     }
     return "ok";

@@ -1,6 +1,7 @@
 // Validation of candidates, before any is timed: on the small validation problem against the reference
-// interpreter (float64), with the bound of docs/contract.md §5 max |kernel − reference| ≤ 1e-4 · (1 + max |reference|);
-// at the tuned size against the default schedule's output, with the same bound.
+// interpreter (float64), with the bound of docs/contract.md §5 max |kernel − reference| ≤ 1e-4 · (1 + max |reference|)
+// (bf16 5e-3, fp16 2e-3: the interpreter evaluates the same rounded inputs); at the tuned size against the default
+// schedule's output, with the same bound.
 #pragma once
 
 #include "candidate.hpp"
@@ -22,8 +23,12 @@ std::vector<double> reference_result(const Problem& p, const runtime::TensorMap&
 
 // Empty when `got` is within the bound of `expected`; otherwise what differs and where (NaN counts as
 // a difference).
-std::optional<std::string> compare(const std::vector<float>& got, const std::vector<double>& expected);
-std::optional<std::string> compare(const std::vector<float>& got, const std::vector<float>& expected);
+// relative: the bound's factor, 1e-4 for float32 (relative_bound gives it per storage type).
+std::optional<std::string> compare(const std::vector<float>& got, const std::vector<double>& expected,
+                                   double relative = 1e-4);
+std::optional<std::string> compare(const std::vector<float>& got, const std::vector<float>& expected,
+                                   double relative = 1e-4);
+double relative_bound(const std::string& storage);
 
 // Checks candidates for one tuned problem: on its validation problem against the interpreter, then at
 // the tuned size against the first candidate it accepted there (the search checks the default first).

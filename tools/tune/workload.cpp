@@ -1,10 +1,16 @@
 #include "workload.hpp"
 
+#include <attnforge/runtime/storage_types.hpp>
+
 namespace attnforge::tune {
 
 Workload::Workload(const Problem& p) {
-    inputs = attnforge::testing::synthetic_inputs(p.signature, p.sizes, {});
-    output = runtime::Tensor::float32(p.result_shape());
+    // A bf16/fp16 kernel takes its float inputs in its storage type, rounded once (the reference evaluates
+    // the same rounded values), and writes its output in it.
+    const dsl::element_type storage = runtime::storage_type_named(p.storage);
+    inputs = runtime::to_storage(attnforge::testing::synthetic_inputs(p.signature, p.sizes, {}), storage);
+    output = storage == dsl::element_type::float32 ? runtime::Tensor::float32(p.result_shape())
+                                                   : runtime::Tensor::storage16(storage, p.result_shape());
     const std::size_t n = p.signature.inputs.size();
     dims_.resize(n + 1);
     buffers_.resize(n + 1);
@@ -12,7 +18,7 @@ Workload::Workload(const Problem& p) {
         const runtime::Tensor& t = inputs.at(p.signature.inputs[i].name);
         buffers_[i] = runtime::describe(t.data(), t.dtype, t.shape, dims_[i]);
     }
-    buffers_[n] = runtime::describe(output.f32.data(), output.dtype, output.shape, dims_[n]);
+    buffers_[n] = runtime::describe(output.data(), output.dtype, output.shape, dims_[n]);
     argv.push_back(nullptr);
     for (auto& b : buffers_) argv.push_back(&b);
 }

@@ -29,10 +29,11 @@ struct RecordKey {
     std::string canonical;    // the variant's canonical DSL text (dsl::canonical): what it computes
     std::string size_bucket;  // "1024<Lk<=2048": the size class of the tuned kernel
     int threads = 0;
-    std::string target;     // Halide's host target string, features included
-    std::string cpu;        // /proc/cpuinfo "model name"
-    std::string halide;     // Halide version, "21.0.0"
-    std::string attnforge;  // attnforge version (project VERSION)
+    std::string target;               // Halide's host target string, features included
+    std::string cpu;                  // /proc/cpuinfo "model name"
+    std::string halide;               // Halide version, "21.0.0"
+    std::string attnforge;            // attnforge version (project VERSION)
+    std::string storage = "float32";  // the kernel's storage type, float32 | bf16 | fp16 (a record's "dtype")
     bool operator==(const RecordKey&) const = default;
 };
 
