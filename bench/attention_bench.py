@@ -237,10 +237,11 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
         inputs = {k: bf16_peers.round_to_bf16(v) for k, v in make_inputs(variant, B, L, rng).items()}
         reference = bf16_peers.reference(variant, inputs)
         ok = {}
-        for impl, dtype in (("attnforge", "bf16"), ("attnforge float32", None)):
+        bound = lambda impl: 2e-3 if bf16_peers.dtype_of(impl) == "fp16" else 5e-3  # §5's factor
+        for impl, dtype in (("attnforge", "bf16"), ("attnforge float32", None), ("attnforge fp16", "fp16")):
             try:
                 with tempfile.TemporaryDirectory() as tmp:
-                    c = bf16_peers.check(our_output(exe, variant, inputs, tmp, dtype=dtype), reference)
+                    c = bf16_peers.check(our_output(exe, variant, inputs, tmp, dtype=dtype), reference, bound(impl))
             except (subprocess.CalledProcessError, OSError, ValueError) as e:
                 c = {"max_abs_error": None, "bound": None, "ok": False,
                      "note": (getattr(e, "stderr", None) or str(e)).strip()[:300]}
@@ -249,7 +250,8 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
         usable = []
         for p in bpeers:
             try:
-                c = bf16_peers.check(bf16_peers.run_once(p, p.prepare(variant, inputs, 1)), reference)
+                c = bf16_peers.check(bf16_peers.run_once(p, p.prepare(variant, inputs, 1)), reference,
+                                     bound(p.name(variant)))
             except Exception as e:  # a peer that cannot build this model is reported, not fatal
                 print(f"[bf16] {p.name(variant)} left out of {variant} {shape}: {str(e)[:300]}", file=sys.stderr)
                 continue
@@ -263,13 +265,14 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
                 calls[p.name(variant)] = (lambda p=p, f=f: p.run(f)) if hasattr(p, "run") else f
             samples, peak, retakes, ours_rows = measure_rounds(
                 lambda: ours.batch(variant, B, L, t, dtype="bf16"), calls, rounds, t, best_peak,
-                more_ours={"attnforge float32": lambda: ours.batch(variant, B, L, t)})
+                more_ours={"attnforge float32": lambda: ours.batch(variant, B, L, t),
+                           "attnforge fp16": lambda: ours.batch(variant, B, L, t, dtype="fp16")})
             flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
             fma = statistics.median(r.get("fma_peak_gflops", r["peak_gflops"]) for r in ours_rows)
             for impl, ms in samples.items():
                 m = statistics.median(ms)
                 rows.append({"variant": variant, "shape": shape, "threads": t, "implementation": impl, "ms": m,
-                             "grid": "bf16", "dtype": "float32" if impl == "attnforge float32" or impl.endswith(" f32") else "bf16",
+                             "grid": "bf16", "dtype": bf16_peers.dtype_of(impl),
                              "gflops": flops / m / 1e6, "peak_gflops": statistics.median(peak),
                              "fraction_of_peak": flops / m / 1e6 / statistics.median(peak),
                              "fma_peak_gflops": fma, "fraction_of_fma_peak": flops / m / 1e6 / fma,

@@ -6,11 +6,15 @@ whose values are bf16 already (rounded once by the grid), so every implementatio
 - OpenVINO's CPU SDPA compiled with INFERENCE_PRECISION_HINT f32 and bf16 (the plugin then runs its bf16
   kernels: AMX or AVX512_BF16), for sdpa (q, k, v parameters) and mha (x a parameter, the weights constants,
   MatMul / Reshape / Transpose around the SDPA node, as bench/flex_peers.py builds it);
-- PyTorch SDPA and nn.MultiheadAttention in torch.bfloat16.
-ONNX Runtime's CPU provider has no bf16 kernel for Attention or MatMul (its float16 ones are for ARM), so it
-is not a peer here: prepare says so once.
+- PyTorch SDPA and nn.MultiheadAttention in torch.bfloat16;
+- ONNX Runtime's opset-23 Attention (and MatMul for mha) in float16, the peer of our fp16 kernels: its CPU
+  provider has no bf16 kernels (MatMul, Expand: NOT_IMPLEMENTED in 1.32), but float16 ones.
+bf16 and fp16 values: the grid's inputs are bf16 values, which float16 holds exactly at these magnitudes.
 Every output, ours included, is checked against reference() (float64 NumPy on the rounded inputs) with
 docs/contract.md §5's bf16 bound, 5e-3 · (1 + max|reference|).
+
+Run as a program (`bf16_peers.py [--attnforge EXE]`) it checks every implementation on large-logit inputs
+(logits ~10³–10⁴, where §5 still holds) against that bound.
 """
 import numpy as np
 
@@ -52,10 +56,11 @@ def reference(variant, inputs):
     return o.transpose(0, 2, 1, 3).reshape(B, L, D) @ f["wo"]
 
 
-def check(got, ref):
+def check(got, ref, relative=5e-3):
+    """relative: §5's factor, 5e-3 for bf16, 2e-3 for fp16."""
     got = np.asarray(got, dtype=np.float64)
     err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
-    bound = 5e-3 * (1 + float(np.max(np.abs(ref))))
+    bound = relative * (1 + float(np.max(np.abs(ref))))
     return {"max_abs_error": err, "bound": bound, "ok": err <= bound}
 
 
@@ -132,19 +137,101 @@ class TorchBf16:
             return f().numpy()
 
 
+class OnnxRuntimeFp16:
+    """bench/peers.py's ONNX Runtime model with float16 tensors (the weights of mha float16 inputs too)."""
+
+    def __init__(self):
+        self.base = prefill_peers.OnnxRuntime()
+        self.version = self.base.version
+
+    def name(self, variant):
+        return "ONNX Runtime Attention fp16"
+
+    def prepare(self, variant, inputs, threads):
+        from onnx import TensorProto
+        model = self.base.model(variant, inputs)
+        for v in list(model.graph.input) + list(model.graph.output):
+            v.type.tensor_type.elem_type = TensorProto.FLOAT16
+        so = self.base.ort.SessionOptions()
+        so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+        s = self.base.ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        feed = {k: v.astype(np.float16) for k, v in inputs.items()}
+        return lambda: s.run(None, feed)[0]
+
+
+def dtype_of(implementation):
+    """The storage type an implementation of the grid computes in, from its name."""
+    return "fp16" if "fp16" in implementation else "float32" if implementation.endswith((" f32", "float32")) else "bf16"
+
+
 def peers():
-    """Every bf16 peer whose package imports; a message on stderr for each that does not."""
+    """Every bf16/fp16 peer whose package imports; a message on stderr for each that does not."""
     import sys
     found = []
-    for make in (lambda: OpenVino("f32"), lambda: OpenVino("bf16"), TorchBf16):
+    for make in (lambda: OpenVino("f32"), lambda: OpenVino("bf16"), TorchBf16, OnnxRuntimeFp16):
         try:
             found.append(make())
         except ImportError as e:
             print(f"[bf16] a peer is left out: {e}", file=sys.stderr)
-    print("[bf16] ONNX Runtime is left out: its CPU provider has no bf16 Attention or MatMul kernel",
-          file=sys.stderr)
     return found
 
 
 def run_once(peer, f):
     return peer.run(f) if hasattr(peer, "run") else f()
+
+
+def large_logit_inputs(variant, rng, B=1, L=64):
+    """Inputs whose logits reach ~10³ (docs/contract.md §5 holds for logits up to 1e4), rounded to bf16: sdpa's
+    q, k, v uniform ±75; mha's x uniform ±75 with the usual weights (N(0, 1/D))."""
+    if variant == "sdpa":
+        return {n: round_to_bf16(rng.uniform(-75, 75, (B, H, L, E)).astype(np.float32)) for n in ("q", "k", "v")}
+    w = lambda: round_to_bf16((rng.standard_normal((D, D)) / np.sqrt(D)).astype(np.float32))
+    return {"x": round_to_bf16(rng.uniform(-75, 75, (B, L, D)).astype(np.float32)), "wq": w(), "wk": w(), "wv": w(),
+            "wo": w()}
+
+
+def main():
+    """Every bf16 implementation on large-logit inputs against the contract's bf16 bound (`--attnforge EXE` adds
+    ours through `attnforge run --dtype bf16`)."""
+    import argparse
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--attnforge", help="the attnforge executable")
+    a = ap.parse_args()
+    rng = np.random.default_rng(0)
+    for variant in ("sdpa", "mha"):
+        inputs = large_logit_inputs(variant, rng)
+        ref = reference(variant, inputs)
+        if variant == "sdpa":
+            s = inputs["q"].astype(np.float64) @ np.swapaxes(inputs["k"].astype(np.float64), -1, -2) / 8
+        else:
+            x = inputs["x"].astype(np.float64)
+            B, L, _ = x.shape
+            heads = lambda t: t.reshape(B, L, H, D // H).transpose(0, 2, 1, 3)
+            s = heads(x @ inputs["wq"]) @ np.swapaxes(heads(x @ inputs["wk"]), -1, -2) / np.sqrt(D // H)
+        print(f"{variant}: largest |logit| {np.abs(s).max():.0f}")
+        results = {}
+        if a.attnforge:
+            with tempfile.TemporaryDirectory() as tmp:
+                args = [a.attnforge, "run", variant, "--dtype", "bf16", "--output", os.path.join(tmp, "o.npy")]
+                for n, v in inputs.items():
+                    np.save(os.path.join(tmp, n + ".npy"), v)
+                    args += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
+                subprocess.run(args, check=True, capture_output=True)
+                results["attnforge bf16"] = np.load(os.path.join(tmp, "o.npy"))
+        for p in peers():
+            try:
+                results[p.name(variant)] = run_once(p, p.prepare(variant, inputs, 1))
+            except Exception as e:  # reported, not fatal
+                print(f"  {p.name(variant)}: {str(e)[:200]}", file=sys.stderr)
+        for name, got in results.items():
+            c = check(got, ref, 2e-3 if dtype_of(name) == "fp16" else 5e-3)
+            print(f"  {name:34} max |error| {c['max_abs_error']:9.3g}  bound {c['bound']:8.3g}  "
+                  f"{'ok' if c['ok'] else 'OUTSIDE the bound'}")
+
+
+if __name__ == "__main__":
+    main()

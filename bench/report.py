@@ -281,14 +281,17 @@ def is_bf16(row):
 
 
 BF16_PEERS = ("OpenVINO SDPA f32", "OpenVINO SDPA bf16", "PyTorch")
+FP16 = ("attnforge fp16", "ONNX Runtime Attention fp16")  # our fp16 kernels and their peer
 
 
 def bf16_summary(rows):
     """One line per bf16 cell: ours in bf16 and float32, the peers, and the issue's targets per cell: bf16 >= 1.7x our
     float32, >= 75% of the bf16 dot-product peak, faster than every bf16 peer (OpenVINO bf16, PyTorch bf16)."""
     out = ["| variant | shape | threads | attnforge bf16 ms | % of bf16 dot peak | attnforge float32 ms | bf16 speed-up | "
-           + " | ".join(f"{p} ms" for p in BF16_PEERS) + " | best bf16 peer ÷ ours |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in BF16_PEERS) + " | ---: |"]
+           + " | ".join(f"{p} ms" for p in BF16_PEERS) + " | best bf16 peer ÷ ours | "
+           + " | ".join(f"{p} ms" for p in FP16) + " |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in BF16_PEERS + FP16)
+           + " | ---: |"]
     met = {"speed-up >= 1.7": [], "peak >= 75%": [], "faster than bf16 peers": []}
     for key, impls in cells(rows).items():
         ours, fp32 = impls.get(OURS), impls.get("attnforge float32")
@@ -307,7 +310,8 @@ def bf16_summary(rows):
         out.append(f"| {key[0]} | {key[1]} | {key[2]} | {_ms(ours)} | {_percent(ours['fraction_of_peak'])} | "
                    f"{_ms(fp32)} | {'—' if speedup is None else f'{speedup:.2f}×'} | "
                    + " | ".join(_ms(_prefixed(impls, p)) for p in BF16_PEERS)
-                   + f" | {'—' if ratio is None else f'{ratio:.2f}×'} |")
+                   + f" | {'—' if ratio is None else f'{ratio:.2f}×'} | "
+                   + " | ".join(_ms(impls.get(p)) for p in FP16) + " |")
     out += ["", "bf16 targets met in " + "; ".join(f"{name}: {sum(v)} of {len(v)} cells" for name, v in met.items())
             + ". % of bf16 dot peak: of the vdpbf16ps peak `attnforge bench --dtype bf16` measures in the same round."]
     return "\n".join(out)

@@ -87,6 +87,25 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 1 | 8 | 0.125 | 1.00 | 8.00 | 2.00 | 16.00 | 2.00× |", sweep)
         self.assertEqual(report.summary(rows).count("document_attention"), 0)  # flex rows stay out of the prefill table
 
+    def test_bf16_table_and_targets(self):
+        def bf16(impl, ms, frac, dtype, ok=True):
+            return {**row("sdpa", "B=1 L=2048 H=8 E=64", 1, impl, ms, frac, ok), "grid": "bf16", "dtype": dtype}
+        rows = [bf16("attnforge", 50.0, 0.80, "bf16"), bf16("attnforge float32", 90.0, 0.85, "float32"),
+                bf16("OpenVINO SDPA f32", 95.0, 0.4, "float32"), bf16("OpenVINO SDPA bf16", 55.0, 0.4, "bf16"),
+                bf16("PyTorch SDPA bf16", 40.0, 0.5, "bf16", ok=False),  # a failed check is never the best peer
+                bf16("attnforge fp16", 88.0, 0.4, "fp16"), bf16("ONNX Runtime Attention fp16", 99.0, 0.4, "fp16")]
+        lines = report.bf16_summary(rows).splitlines()
+        self.assertIn("| sdpa | B=1 L=2048 H=8 E=64 | 1 | 50.00 | 80.0 | 90.00 | 1.80× | 95.00 | 55.00 | 40.00 ✗ | 1.10× "
+                      "| 88.00 | 99.00 |", lines)
+        self.assertIn("speed-up >= 1.7: 1 of 1 cells; peak >= 75%: 1 of 1 cells; faster than bf16 peers: 1 of 1 cells",
+                      lines[-1])
+        # bf16 rows stay out of the prefill tables and targets, in their own section.
+        md = report.markdown({"date": "d", "machine": {"cpu": "c", "cores": 2}, "versions": {}, "command": "x",
+                              "protocol": "p", "rows": ROWS + rows, "checks": []})
+        before, after = md.split("bf16 storage", 1)
+        self.assertNotIn("H=8 E=64", before)  # not in the prefill summary, targets or table
+        self.assertIn("1.10×", after)
+
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv.pop(1))
