@@ -428,14 +428,12 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
         for (Func s : op.statistics) s.compute_at(f, row);
     }
     for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
-    for (Func f : roles.packed) {
-        // bf16 copies for products over pairs: (i, l, b) staged rows, or (pair, o, i/2) packed weights.
+    // The bf16 copies of projections over pairs, once per call: rows (i, l, b), weights (pair, o, i/2).
+    for (Func f : roles.bf16_rows)
+        f.compute_root().parallel(f.args()[2]).vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+    for (Func f : roles.bf16_weight_pairs) {
         const std::vector<Var> a = f.args();
-        f.compute_root().parallel(a.back());
-        if (a.size() == 3 && a[0].name() == "pair")
-            f.vectorize(a[0]).vectorize(a[1], lanes, TailStrategy::RoundUp);
-        else
-            f.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+        f.compute_root().parallel(a[2]).vectorize(a[0]).vectorize(a[1], lanes, TailStrategy::RoundUp);
     }
     for (Func f : roles.elementwise) {
         // Rows in parallel over the outer dimensions, vectorized along the innermost.

@@ -163,9 +163,9 @@ struct Roles {
     std::vector<RowOperation> row_operations;  // layer_norm
     std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
     std::vector<Halide::Func> elementwise;     // element-wise results computed once per call (rope)
-    // Copies made once per call, rows in parallel, innermost dimension vectorized: inputs staged in bf16 and
-    // weights packed in bf16 pairs for the projections over pairs (each Func once).
-    std::vector<Halide::Func> packed;
+    // Copies made once per call for the projections over bf16 pairs (each Func once): inputs staged in bf16
+    // (i, l, b), and weights packed in pairs (pair, o, i/2).
+    std::vector<Halide::Func> bf16_rows, bf16_weight_pairs;
     // Re-indexing nodes (split/merge heads) and adds have no role: they stay inline.
 };
 

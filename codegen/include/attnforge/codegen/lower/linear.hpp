@@ -53,17 +53,18 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
             // exact products as float32 ones. x staged in bf16 once per call (shared by the projections of one
             // x), W packed as (pair, o, i/2): a vector of columns with each pair of rows adjacent.
             const std::string staged = x.func.name() + "_bf16";
-            auto found = std::find_if(ctx.roles.packed.begin(), ctx.roles.packed.end(),
+            std::vector<Halide::Func>& staged_rows = ctx.roles.bf16_rows;
+            auto found = std::find_if(staged_rows.begin(), staged_rows.end(),
                                       [&](const Halide::Func& f) { return f.name() == staged; });
             Halide::Var i("i"), pair("pair"), i2("i2");
-            Halide::Func rows = found != ctx.roles.packed.end() ? *found : Halide::Func(staged);
-            if (found == ctx.roles.packed.end()) {
+            Halide::Func rows = found != staged_rows.end() ? *found : Halide::Func(staged);
+            if (found == staged_rows.end()) {
                 rows(i, l, b) = detail::round_to_bf16(x.func(i, l, b));
-                ctx.roles.packed.push_back(rows);
+                staged_rows.push_back(rows);
             }
             Halide::Func weights(name + "_weight_pairs");
             weights(pair, o, i2) = detail::round_to_bf16(w.func(column, 2 * i2 + pair));
-            ctx.roles.packed.push_back(weights);
+            ctx.roles.bf16_weight_pairs.push_back(weights);
             Halide::RDom r = detail::pair_reduction(Din, "i");
             sum(o, l, b) += detail::pair_product(rows(2 * r.y + r.x, Halide::clamp(l, 0, x.extents[1] - 1), b),
                                                  weights(r.x, o, r.y));
