@@ -74,7 +74,6 @@ struct CoreCommon {
     ScoreProduct dot;               // dot(k, q, h, b) = scale · Σ_e Q·K (·log2(e) when folded), the score product
     Halide::Func values;            // V as (e, k, h, b), read by the P·V products (undefined: no values)
     bool pack_values = false;       // V's rows are slices of wider rows: copy each head contiguous once per call
-    bool values_are_input = false;  // V is the kernel's own input: exact in its storage type (bf16 pairs)
     Halide::Func output;            // the core's result: weighted / z (0 for fully masked rows), or the probabilities
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
     int head_width = 0;                       // E of V

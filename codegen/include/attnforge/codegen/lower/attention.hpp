@@ -108,7 +108,6 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             core.head_width = E;
             core.values = values;
             core.pack_values = !v.dense_rows;
-            core.values_are_input = static_cast<bool>(v.buffer);
             detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);

@@ -21,7 +21,8 @@ namespace attnforge::codegen::detail {
 // Queries are tiled in the algorithm itself (q = qt·query_tile + qi), so that the key blocks a tile
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
-inline void streamed_weighted_sum(StreamingCore& core, int group, const StreamingPlan& plan,
+// values_are_input: V is the kernel's own input, exact in its storage type (P·V may then take bf16 pairs).
+inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_are_input, const StreamingPlan& plan,
                                   const BlockRangeRead& block_ranges, const std::string& name) {
     using Halide::Expr;
     const int Kb = plan.key_tile, Qb = plan.query_tile;
@@ -40,7 +41,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
-    if (plan.bf16_products && Kb % 2 == 0 && core.values_are_input) {
+    if (plan.bf16_products && Kb % 2 == 0 && values_are_input) {
         // exps · V over pairs of keys (lower/bf16_pairs.hpp) where V is the kernel's bf16 input (a computed V,
         // rounded, and P rounded too: in a graph where the output feeds a LayerNorm and a large-logit
         // attention, decoder_layer, those 2⁻⁹ errors flip its softmax, beyond docs/contract.md §5's bf16
@@ -88,7 +89,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, const Streamin
     core.output = out;
 }
 
-// values: V as (e, k, h, b); pack_values, values_are_input: as CoreCommon's.
+// values: V as (e, k, h, b); pack_values: as CoreCommon's; values_are_input: as streamed_weighted_sum's.
 inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
                                          bool values_are_input, int head_width, int group, const StreamingPlan& plan,
                                          const BlockRangeRead& block_ranges, const std::string& name) {
@@ -96,9 +97,8 @@ inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Fun
     fill_common(core, in);
     core.values = values;
     core.pack_values = pack_values;
-    core.values_are_input = values_are_input;
     core.head_width = head_width;
-    streamed_weighted_sum(core, group, plan, block_ranges, name);
+    streamed_weighted_sum(core, group, values_are_input, plan, block_ranges, name);
     return core;
 }
 
