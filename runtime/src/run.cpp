@@ -79,20 +79,24 @@ void check_addressable(const KernelEntry& k, const std::string& what, const std:
                           " bytes; a kernel buffer must span less than 2 GiB");
 }
 
-dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const TensorMap& inputs) {
-    dsl::ShapeMap shapes;
+// A Tensor's values must be as many as its shape says (a view's are, by construction).
+void check_held(const KernelEntry& k, const TensorMap& inputs) {
     for (const auto& [name, t] : inputs) {
-        shapes.emplace(name, t.shape);
         const std::size_t held = t.held();
         if (static_cast<std::int64_t>(held) != t.element_count())
             throw input_error(std::string(k.variant) + ": input '" + name + "' holds " + std::to_string(held) +
                               " values but its shape " + dsl::shape_string(t.shape) + " needs " +
                               std::to_string(t.element_count()));
     }
+}
+
+dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const ViewMap& inputs) {
+    dsl::ShapeMap shapes;
+    for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape);
     const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
     const dsl::element_type storage = storage_type_named(k.storage);
     for (const auto& spec : sig.inputs) {
-        const Tensor& t = inputs.find(spec.name)->second;
+        const TensorView& t = inputs.find(spec.name)->second;
         // The graph's float32 tensors come in the kernel's storage type.
         const dsl::element_type expected = spec.dtype == dsl::element_type::float32 ? storage : spec.dtype;
         if (t.dtype != expected)
@@ -148,16 +152,31 @@ dsl::element_type result_dtype(const KernelEntry& k) {
     return k.result == "logsumexp" ? dsl::element_type::float32 : storage_type_named(k.storage);
 }
 
-const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result,
+const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSizes& sizes, std::string_view result,
                                  std::string_view dtype) {
-    const KernelEntry& first = first_kernel(variant, result, dtype);
     const auto candidates = kernels_for(variant, result, dtype);
-    const dsl::RuntimeSizes sizes = check_inputs(first, first.signature(), inputs);
+    if (candidates.empty()) return first_kernel(variant, result, dtype);  // throws, saying why
     for (const KernelEntry* k : candidates)
         if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
                                         attention_length(*k, sizes, false)))
             return *k;
     return *candidates.back();
+}
+
+const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result,
+                                 std::string_view dtype) {
+    const KernelEntry& first = first_kernel(variant, result, dtype);
+    return select_kernel(variant, check_inputs(first, first.signature(), inputs), result, dtype);
+}
+
+const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result,
+                                 std::string_view dtype) {
+    check_held(first_kernel(variant, result, dtype), inputs);
+    return select_kernel(variant, views_of(inputs), result, dtype);
+}
+
+std::vector<std::int64_t> result_shape(const KernelEntry& k, const ViewMap& inputs) {
+    return check_inputs(k, k.signature(), inputs).shape_of(k.result_spec());
 }
 
 namespace {
@@ -177,8 +196,8 @@ void install_error_handler() {
 }
 
 // Calls the kernel on inputs already checked by check_inputs and an output of the right shape.
-void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
-    if (out.element_count() == 0) return;  // an empty batch or query sequence: nothing to compute
+void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& out, const RunOptions& options) {
+    if (dsl::element_count(out.shape) == 0) return;  // an empty batch or query sequence: nothing to compute
     // An empty input with a non-empty result is an empty key sequence (every width is fixed): rows
     // with no key to attend to are fully masked. Kernels read their inputs clamped, which needs at least
     // one element; the reference engine answers this case (engine.hpp), the runtime says so.
@@ -196,11 +215,11 @@ void call_kernel(const KernelEntry& k, const TensorMap& inputs, Tensor& out, con
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
     std::vector<void*> args;
     for (std::size_t i = 0; i < sig.inputs.size(); ++i) {
-        const Tensor& t = inputs.find(sig.inputs[i].name)->second;
-        buffers[i] = describe(t.data(), t.dtype, t.shape, dims[i]);
+        const TensorView& t = inputs.find(sig.inputs[i].name)->second;
+        buffers[i] = describe(t.data, t.dtype, t.shape, dims[i]);
         args.push_back(&buffers[i]);
     }
-    buffers.back() = describe(out.data(), out.dtype, out.shape, dims.back());
+    buffers.back() = describe(out.data, out.dtype, out.shape, dims.back());
     args.push_back(&buffers.back());
 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
@@ -260,23 +279,33 @@ Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& 
 }
 
 Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
-    const dsl::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
+    check_held(k, inputs);
+    const ViewMap views = views_of(inputs);
+    const std::vector<std::int64_t> shape = result_shape(k, views);
     const dsl::element_type dtype = result_dtype(k);
-    Tensor out = dtype == dsl::element_type::float32 ? Tensor::float32(sizes.shape_of(k.result_spec()))
-                                                     : Tensor::storage16(dtype, sizes.shape_of(k.result_spec()));
-    call_kernel(k, inputs, out, options);
+    Tensor out = dtype == dsl::element_type::float32 ? Tensor::float32(shape) : Tensor::storage16(dtype, shape);
+    call_kernel(k, views, output_view_of(out), options);
     return out;
 }
 
-void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
-    const dsl::RuntimeSizes sizes = check_inputs(k, k.signature(), inputs);
-    const std::vector<std::int64_t> expected = sizes.shape_of(k.result_spec());
+void run_kernel_into(const KernelEntry& k, const ViewMap& inputs, const OutputView& out, const RunOptions& options) {
+    const std::vector<std::int64_t> expected = result_shape(k, inputs);
     const dsl::element_type dtype = result_dtype(k);
-    if (out.dtype != dtype || out.shape != expected || static_cast<std::int64_t>(out.held()) != out.element_count())
+    if (out.dtype != dtype || out.shape != expected)
         throw input_error("output of " + std::string(k.name) + ": expected " + dsl::element_type_name(dtype) + " " +
                           dsl::shape_string(expected) + ", given " + dsl::element_type_name(out.dtype) + " " +
-                          dsl::shape_string(out.shape) + " holding " + std::to_string(out.held()) + " values");
+                          dsl::shape_string(out.shape));
     call_kernel(k, inputs, out, options);
+}
+
+void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {
+    check_held(k, inputs);
+    const std::size_t held = out.held();
+    if (static_cast<std::int64_t>(held) != out.element_count())
+        throw input_error("output of " + std::string(k.name) + ": its shape " + dsl::shape_string(out.shape) +
+                          " needs " + std::to_string(out.element_count()) + " values, it holds " +
+                          std::to_string(held));
+    run_kernel_into(k, views_of(inputs), output_view_of(out), options);
 }
 
 }  // namespace attnforge::runtime

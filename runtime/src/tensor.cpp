@@ -9,6 +9,24 @@
 
 namespace attnforge::runtime {
 
+namespace {
+
+double value_at(dsl::element_type dtype, const void* data, std::size_t i) {
+    switch (dtype) {
+        case dsl::element_type::boolean:
+            return static_cast<const std::uint8_t*>(data)[i];
+        case dsl::element_type::int32:
+            return static_cast<const std::int32_t*>(data)[i];
+        case dsl::element_type::bfloat16:
+            return float_from_bf16(static_cast<const std::uint16_t*>(data)[i]);
+        case dsl::element_type::float16:
+            return float_from_fp16(static_cast<const std::uint16_t*>(data)[i]);
+        default:
+            return static_cast<const float*>(data)[i];
+    }
+}
+}  // namespace
+
 std::uint16_t fp16_from_float(float x) {
     return fp16_ieee_from_fp32_value(x);
 }
@@ -60,7 +78,7 @@ std::size_t Tensor::held() const {
     }
 }
 
-std::size_t Tensor::item_bytes() const {
+std::size_t item_bytes(dsl::element_type dtype) {
     switch (dtype) {
         case dsl::element_type::boolean:
             return 1;
@@ -72,19 +90,12 @@ std::size_t Tensor::item_bytes() const {
     }
 }
 
+std::size_t Tensor::item_bytes() const {
+    return runtime::item_bytes(dtype);
+}
+
 double Tensor::value(std::size_t i) const {
-    switch (dtype) {
-        case dsl::element_type::boolean:
-            return u8[i];
-        case dsl::element_type::int32:
-            return i32[i];
-        case dsl::element_type::bfloat16:
-            return float_from_bf16(u16[i]);
-        case dsl::element_type::float16:
-            return float_from_fp16(u16[i]);
-        default:
-            return f32[i];
-    }
+    return value_at(dtype, data(), i);
 }
 
 const void* Tensor::data() const {
@@ -131,6 +142,32 @@ Tensor to_float32(const Tensor& t) {
 
 std::int64_t Tensor::element_count() const {
     return dsl::element_count(shape);
+}
+
+std::int64_t TensorView::element_count() const {
+    return dsl::element_count(shape);
+}
+
+std::size_t TensorView::item_bytes() const {
+    return runtime::item_bytes(dtype);
+}
+
+double TensorView::value(std::size_t i) const {
+    return value_at(dtype, data, i);
+}
+
+TensorView view_of(const Tensor& t) {
+    return {t.shape, t.dtype, t.data()};
+}
+
+ViewMap views_of(const TensorMap& tensors) {
+    ViewMap out;
+    for (const auto& [name, t] : tensors) out.emplace(name, view_of(t));
+    return out;
+}
+
+OutputView output_view_of(Tensor& t) {
+    return {t.shape, t.dtype, const_cast<void*>(t.data())};
 }
 
 }  // namespace attnforge::runtime

@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(run_kernel_into_reuses_the_callers_output_and_checks_it) {
     } catch (const attnforge::input_error& e) {
         BOOST_TEST(std::string(e.what()) ==
                    "output of " + std::string(k.name) +
-                       ": expected float32 (1, 2, 33, 64), given float32 (1, 2, 33, 32) holding 2112 values");
+                       ": expected float32 (1, 2, 33, 64), given float32 (1, 2, 33, 32)");
     }
 }
 

@@ -3,6 +3,9 @@
 //
 //     auto y = attnforge::runtime::run("mha", {{"x", x}, {"wq", wq}, ...});
 //
+// Inputs are owned Tensors or views of the caller's memory (tensor_view.hpp): the view forms read
+// and write the caller's arrays in place (the Python module passes NumPy and torch memory this way).
+//
 // Errors in what the caller gave throw attnforge::input_error naming the input and both shapes.
 // Kernels keep their large temporaries for the next call (runtime/scratch_memory.hpp).
 #pragma once
@@ -48,9 +51,17 @@ std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::strin
 const KernelEntry& first_kernel(std::string_view variant, std::string_view result = "output",
                                 std::string_view dtype = "float32");
 
-// The kernel the rule picks for these inputs (the first whose size class holds).
+// The kernel the rule picks for these inputs (the first whose size class holds), after checking them.
 const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result = "output",
                                  std::string_view dtype = "float32");
+const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result = "output",
+                                 std::string_view dtype = "float32");
+// The same for sizes known before any input is (a kernel bound once to its sizes, called many times).
+const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSizes& sizes,
+                                 std::string_view result = "output", std::string_view dtype = "float32");
+
+// The shape of what `kernel` writes for these inputs, after checking them (name, shape, dtype, values).
+std::vector<std::int64_t> result_shape(const KernelEntry& kernel, const ViewMap& inputs);
 
 // The element type of what a kernel writes: its storage type (float32 for a log-sum-exp).
 dsl::element_type result_dtype(const KernelEntry& kernel);
@@ -61,5 +72,8 @@ Tensor run_kernel(const KernelEntry& kernel, const TensorMap& inputs, const RunO
 // The same, writing into `out`, which must already have the result's shape and dtype (result_dtype): for
 // callers that call repeatedly (a fresh output is a fresh mapping to page-fault in, every call).
 void run_kernel_into(const KernelEntry& kernel, const TensorMap& inputs, Tensor& out, const RunOptions& options = {});
+// The same on the caller's memory: no copy of any input or of the result.
+void run_kernel_into(const KernelEntry& kernel, const ViewMap& inputs, const OutputView& out,
+                     const RunOptions& options = {});
 
 }  // namespace attnforge::runtime

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <attnforge/dsl/passes/bind_shapes.hpp>
+#include <attnforge/runtime/tensor_view.hpp>
 
 #include <cstdint>
 #include <map>
