@@ -1,0 +1,72 @@
+// Between Python arrays (NumPy, torch, anything with __dlpack__ or the buffer protocol) and the run
+// API's views (runtime/tensor_view.hpp): an input is read in place when it is C-contiguous, on the CPU and
+// already of the element type the kernel takes; otherwise it is converted by the contract's rules for
+// .npy inputs (docs/contract.md §4: float64 → float32 with a warning, uint8 masks, whole-number index
+// inputs; float32 → bf16/fp16 rounded to nearest even for a 16-bit kernel) into memory the input keeps.
+#pragma once
+
+#include <attnforge/dsl/passes/signature.hpp>
+#include <attnforge/runtime/tensor.hpp>
+#include <attnforge/runtime/tensor_view.hpp>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnforge::python {
+
+namespace nb = nanobind;
+
+// An input as the kernel reads it; holds the caller's array (or the converted copy) for the call.
+struct BorrowedInput {
+    nb::ndarray<nb::ro> array;             // the caller's memory, kept alive
+    std::vector<std::uint8_t> converted;   // the values, when they had to be converted or made contiguous
+    runtime::TensorView view;
+    bool zero_copy = false;                // the view points into the caller's memory
+};
+
+// The caller's object for `spec` of `variant`, as the kernel of storage type `storage` takes it. Throws
+// input_error (ValueError) saying what was expected and what was given.
+BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& spec, nb::handle object,
+                           dsl::element_type storage);
+
+// The storage type float inputs imply: bf16 for torch.bfloat16, fp16 for float16, float32 otherwise;
+// an input_error when they disagree.
+dsl::element_type storage_implied_by(const dsl::graph_signature& signature, const nb::kwargs& inputs);
+
+// Whether `object` is a torch tensor (results then go back as torch tensors).
+bool is_torch(nb::handle object);
+
+// Where a result is written, and how it is handed back.
+class ResultArray {
+public:
+    // Memory for a result of this shape and element type, returned to NumPy or to torch.
+    ResultArray(std::vector<std::int64_t> shape, dsl::element_type dtype, bool torch);
+    runtime::OutputView output() const;
+    // The Python object: NumPy has no bf16, so a bf16 result goes to NumPy as float32 (exact).
+    nb::object release();
+
+private:
+    std::vector<std::int64_t> shape_;
+    dsl::element_type dtype_;
+    bool torch_;
+    void* data_ = nullptr;
+    nb::capsule owner_;
+};
+
+// A caller's `out=` array as a view the kernel writes into: C-contiguous, writable, on the CPU, of the
+// result's element type (bf16 only from torch) and shape.
+runtime::OutputView borrow_output(nb::handle out, const std::vector<std::int64_t>& shape, dsl::element_type dtype,
+                                  const std::string& kernel_name, nb::ndarray<>& keep);
+
+// A float64 interpreter answer as a NumPy (or torch) float64 array.
+nb::object float64_array(const std::vector<std::int64_t>& shape, const std::vector<double>& values, bool torch);
+
+// An owned copy of a view (the interpreter and the no-keys path take runtime::Tensors).
+runtime::Tensor owned_copy(const runtime::TensorView& view);
+
+}  // namespace attnforge::python

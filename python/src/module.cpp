@@ -1,0 +1,184 @@
+// The extension module attnforge._native (re-exported by attnforge/__init__.py): the run API and the
+// reference interpreter for Python callers. docs/python.md is the user's page.
+#include "bound_kernel.hpp"
+#include "calls.hpp"
+
+#include <attnforge/errors.hpp>
+#include <attnforge/runtime/engine.hpp>
+#include <attnforge/runtime/storage_types.hpp>
+
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace attnforge::python {
+namespace {
+
+nb::object shape_symbols(const dsl::tensor_spec& spec) {
+    nb::list dims;
+    for (const auto& d : spec.dims) {
+        if (d.role == dsl::dim_spec::axis::fixed)
+            dims.append(d.size);
+        else
+            dims.append(d.role == dsl::dim_spec::axis::batch   ? std::string("B")
+                        : d.role == dsl::dim_spec::axis::heads ? std::string("H")
+                                                               : "L" + d.sequence);
+    }
+    return nb::tuple(dims);
+}
+
+nb::dict tensor_description(const dsl::tensor_spec& spec) {
+    nb::dict d;
+    d["shape"] = shape_symbols(spec);
+    d["dtype"] = dsl::element_type_name(spec.dtype);
+    return d;
+}
+
+nb::dict signature(const std::string& variant) {
+    const dsl::graph_signature& sig = runtime::signature_of(variant);
+    nb::dict inputs;
+    for (const auto& spec : sig.inputs) inputs[spec.name.c_str()] = tensor_description(spec);
+    nb::list results, dtypes;
+    for (const char* r : {"output", "attention_weights", "logsumexp"})
+        if (!runtime::kernels_for(variant, r).empty()) results.append(r);
+    for (const char* t : {"float32", "bf16", "fp16"})
+        if (!runtime::kernels_for(variant, "output", t).empty()) dtypes.append(t);
+    nb::dict d;
+    d["name"] = sig.name;
+    d["inputs"] = inputs;
+    d["output"] = tensor_description(sig.output);
+    d["sizes"] = nb::tuple(nb::cast(size_names(sig)));
+    d["results"] = nb::tuple(results);
+    d["dtypes"] = nb::tuple(dtypes);
+    return d;
+}
+
+nb::list kernels(const std::string& variant, const std::string& result, const std::string& dtype) {
+    runtime::first_kernel(variant, result, dtype);  // unknown variant, result or type: the runtime's message
+    nb::list out;
+    for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result, dtype)) {
+        nb::dict d;
+        d["name"] = std::string(k->name);
+        d["strategy"] = std::string(k->strategy);
+        d["size_class"] = std::string(k->size_class);
+        d["knobs"] = std::string(k->knobs);
+        d["schedule"] = std::string(k->schedule);
+        out.append(d);
+    }
+    return out;
+}
+
+nb::object run(const std::string& variant, const std::optional<int>& threads, const std::string& result,
+               const std::optional<std::string>& dtype, const std::string& engine_name, const nb::kwargs& given) {
+    const runtime::Engine engine = runtime::parse_engine(engine_name);
+    const dsl::graph_signature& sig = runtime::signature_of(variant);
+    const dsl::element_type storage = storage_type(dtype, sig, given);
+    const runtime::RunOptions options = run_options(threads, result, storage);
+    const Inputs inputs = borrow_inputs(variant, sig, given, storage);
+    if (engine == runtime::Engine::interpreter) {
+        // The spec, in float64, on the inputs as the kernel of that storage type would read them.
+        dsl::ShapeMap shapes;
+        for (const auto& [name, view] : inputs.views) shapes.emplace(name, view.shape);
+        dsl::check_shapes(sig, shapes);
+        runtime::TensorMap owned;
+        for (const auto& [name, view] : inputs.views) owned.emplace(name, owned_copy(view));
+        const interp::Tensor r = runtime::interpret(variant, owned, result);
+        return float64_array(r.shape, r.data, inputs.torch);
+    }
+    const runtime::KernelEntry& k = runtime::select_kernel(variant, inputs.views, result, options.dtype);
+    ResultArray out(runtime::result_shape(k, inputs.views), runtime::result_dtype(k), inputs.torch);
+    call_kernel(k, inputs, out.output(), options);
+    return out.release();
+}
+
+}  // namespace
+}  // namespace attnforge::python
+
+NB_MODULE(_native, m) {
+    using namespace attnforge::python;
+    namespace rt = attnforge::runtime;
+    m.doc() = "attnforge: transformer attention kernels generated ahead of time, for NumPy and PyTorch callers.";
+
+    m.def("variants", [] {
+        std::vector<std::string> out;
+        for (auto v : rt::variants()) out.emplace_back(v);
+        return out;
+    }, "The built-in variants (and a downstream build's own), in kernel-list order.");
+
+    m.def("signature", &signature, "variant"_a,
+          "What a variant takes and gives: a dict with 'inputs' ({name: {'shape': symbols, 'dtype': ...}}), "
+          "'output', 'sizes' (the size names kernel() takes: B, H, L<sequence>), 'results' it has kernels for "
+          "('output', 'attention_weights', 'logsumexp') and 'dtypes' (storage types: float32, bf16, fp16). A "
+          "shape's symbols are B (batch), H (run-time heads), L<name> (a sequence's length) or a fixed size.");
+
+    m.def("kernels", &kernels, "variant"_a, "result"_a = "output", "dtype"_a = "float32",
+          "The generated kernels of (variant, result, dtype) in rule order: run() and kernel() take the first "
+          "whose size class holds. Each a dict: name, strategy, size_class, knobs, schedule.");
+
+    m.def("run", &run, "variant"_a, nb::kw_only(), "threads"_a = nb::none(), "result"_a = "output",
+          "dtype"_a = nb::none(), "engine"_a = "kernel", "inputs"_a,
+          nb::sig("def run(variant: str, *, threads: int | None = None, result: str = 'output', "
+                  "dtype: str | None = None, engine: str = 'kernel', **inputs: object) -> object"),
+          R"(Runs a variant on keyword-argument inputs and returns its result.
+
+inputs: one array per input of the variant (attnforge.signature(variant)['inputs']): NumPy arrays,
+    torch tensors, or anything with __dlpack__ or the buffer protocol, in CPU memory. C-contiguous
+    inputs of the kernel's element type are read in place, without a copy; others are converted as the
+    CLI converts .npy files (float64 -> float32 with a warning, uint8 masks, int64 or whole-number float
+    index inputs, float32 -> bf16/fp16 rounded to nearest even).
+threads: threads for this call (None: attnforge.set_default_threads, else one per core).
+result: 'output', 'attention_weights' (B, Hq, Lq, Lk) or 'logsumexp' (float32 always).
+dtype: the kernels' storage type, 'float32', 'bf16' or 'fp16'; None: bf16 for torch.bfloat16 inputs,
+    fp16 for float16 ones, else float32.
+engine: 'kernel' (the generated kernel the rule picks) or 'interpreter' (the float64 reference, the
+    spec kernels are validated against; its result is float64).
+
+Returns a NumPy array, or a torch tensor when any input is one (a bf16 result goes to NumPy as float32).
+The GIL is released while the kernel runs. Bad inputs raise ValueError with the CLI's message.)");
+
+    m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
+          "Threads every call uses unless it says otherwise (0: one per core).");
+
+    nb::class_<BoundKernel>(m, "Kernel", R"(A kernel bound to its sizes by attnforge.kernel(); call it with the inputs
+(keyword arguments, as run()) and optionally out=, a C-contiguous array of output_shape and the result's
+element type that the kernel writes into (and returns).)")
+        .def("__call__", [](const BoundKernel& k, nb::handle out, const nb::kwargs& inputs) { return k.call(inputs, out); },
+             nb::kw_only(), "out"_a = nb::none(), "inputs"_a,
+             nb::sig("def __call__(self, *, out: object | None = None, **inputs: object) -> object"),
+             "Runs the kernel on these inputs (shapes as input_shapes), into out= when given.")
+        .def_prop_ro("name", [](const BoundKernel& k) { return std::string(k.entry().name); }, "The kernel's name.")
+        .def_prop_ro("variant", [](const BoundKernel& k) { return std::string(k.entry().variant); })
+        .def_prop_ro("result", [](const BoundKernel& k) { return std::string(k.entry().result); })
+        .def_prop_ro("dtype", [](const BoundKernel& k) { return std::string(k.entry().storage); },
+                     "Its storage type: float32, bf16 or fp16.")
+        .def_prop_ro("strategy", [](const BoundKernel& k) { return std::string(k.entry().strategy); })
+        .def_prop_ro("size_class", [](const BoundKernel& k) { return std::string(k.entry().size_class); })
+        .def_prop_ro("input_shapes", [](const BoundKernel& k) {
+                nb::dict d;
+                for (const auto& [name, shape] : k.input_shapes()) d[name.c_str()] = nb::tuple(nb::cast(shape));
+                return d;
+            }, nb::sig("def input_shapes(self) -> dict[str, tuple[int, ...]]"), "Each input's shape under the bound sizes.")
+        .def_prop_ro("output_shape", [](const BoundKernel& k) { return nb::tuple(nb::cast(k.output_shape())); },
+                     nb::sig("def output_shape(self) -> tuple[int, ...]"), "The result's shape.")
+        .def("__repr__", [](const BoundKernel& k) {
+            return "attnforge.Kernel(" + std::string(k.entry().name) + ", " + k.sizes_text() + ")";
+        });
+
+    m.def("kernel", [](const std::string& variant, const std::string& result, const std::optional<std::string>& dtype,
+                       const std::optional<int>& threads, const nb::kwargs& sizes) {
+              return BoundKernel(variant, result, dtype, threads, sizes);
+          },
+          "variant"_a, nb::kw_only(), "result"_a = "output", "dtype"_a = nb::none(), "threads"_a = nb::none(),
+          "sizes"_a,
+          nb::sig("def kernel(variant: str, *, result: str = 'output', dtype: str | None = None, "
+                  "threads: int | None = None, **sizes: int) -> Kernel"),
+          R"(The kernel the rule picks for these sizes, bound to them for repeated calls.
+
+sizes: every size of the variant (attnforge.signature(variant)['sizes']): B, H where it has them, and
+    L<name> for each sequence, e.g. kernel('sdpa', B=1, H=8, Lq=128, Lkv=128).
+dtype: 'float32' (None), 'bf16' or 'fp16'. threads: as in run().)");
+}
