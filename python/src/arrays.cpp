@@ -104,7 +104,7 @@ bool c_contiguous(const nb::ndarray<nb::ro>& a) {
 }
 
 std::string type_name_of(nb::handle object) {
-    return nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(object.ptr())))));
+    return nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(object.ptr()))).attr("__name__")));
 }
 
 void* allocate(std::size_t bytes) {

@@ -8,6 +8,7 @@
 #include <attnforge/runtime/storage_types.hpp>
 
 #include <nanobind/stl/map.h>
+#include <cstdint>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -95,6 +96,21 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
     return out.release();
 }
 
+// Where each input's view points and whether that is the caller's memory: how the tests check that
+// C-contiguous inputs of the kernel's type are read in place (the same borrow_inputs as run()).
+nb::dict borrowed_addresses(const std::string& variant, const std::optional<std::string>& dtype,
+                            const nb::kwargs& given) {
+    const dsl::graph_signature& sig = runtime::signature_of(variant);
+    const Inputs inputs = borrow_inputs(variant, sig, given, storage_type(dtype, sig, given));
+    nb::dict d;
+    for (const BorrowedInput& in : inputs.held) {
+        for (const auto& [name, view] : inputs.views)
+            if (view.data == in.view.data)
+                d[name.c_str()] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(in.view.data), in.zero_copy);
+    }
+    return d;
+}
+
 }  // namespace
 }  // namespace attnforge::python
 
@@ -139,6 +155,11 @@ engine: 'kernel' (the generated kernel the rule picks) or 'interpreter' (the flo
 
 Returns a NumPy array, or a torch tensor when any input is one (a bf16 result goes to NumPy as float32).
 The GIL is released while the kernel runs. Bad inputs raise ValueError with the CLI's message.)");
+
+    m.def("_borrowed_addresses", &borrowed_addresses, "variant"_a, nb::kw_only(), "dtype"_a = nb::none(), "inputs"_a,
+          nb::sig("def _borrowed_addresses(variant: str, *, dtype: str | None = None, **inputs: object) -> "
+                  "dict[str, tuple[int, bool]]"),
+          "For tests: each input's address as run() would read it, and whether it is the caller's memory.");
 
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");

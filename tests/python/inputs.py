@@ -1,0 +1,61 @@
+"""Inputs of any variant at chosen sizes, made from attnforge.signature(): float tensors uniform in ±1
+(weights of D = 512 variants scaled by 1/√512, LayerNorm gamma near 1), masks with some fully masked rows,
+and index inputs that mean something (cache lengths from 0 to the cache's size, sorted document ids,
+prefix lengths)."""
+import attnforge
+import torch
+
+# Sizes not multiples of the vector width or the tiles (contract §5); per variant where its structure
+# needs more (a sliding window of 128 keys, relative positions clipped at ±128).
+DEFAULT_SIZES = {"B": 2, "H": 3, "Lq": 7, "Lkv": 45, "Lx": 19, "Lmemory": 11, "Ltokens": 33}
+VARIANT_SIZES = {
+    "sliding_window_attention": {"Lq": 150, "Lkv": 150},
+    "relative_position_attention": {"Lq": 9, "Lkv": 300},
+    "decode": {"Lq": 4}, "decode_gqa": {"Lq": 1, "Lkv": 150},
+    "decode_sliding_window": {"Lq": 4, "Lkv": 200}, "decode_rope": {"Lq": 4},
+}
+
+
+def sizes_of(variant):
+    wanted = dict(DEFAULT_SIZES, **VARIANT_SIZES.get(variant, {}))
+    return {name: wanted[name] for name in attnforge.signature(variant)["sizes"]}
+
+
+def shape_of(symbols, sizes):
+    return tuple(sizes[s] if isinstance(s, str) else s for s in symbols)
+
+
+def make_inputs(variant, generator, sizes=None):
+    sizes = sizes or sizes_of(variant)
+    sig = attnforge.signature(variant)
+    out = {}
+    for name, spec in sig["inputs"].items():
+        shape = shape_of(spec["shape"], sizes)
+        if spec["dtype"] == "bool":
+            keep = torch.rand(shape, generator=generator) < 0.7
+            if name.endswith("padding_mask"):  # True = padded: pad a tail, one entry wholly
+                lengths = [shape[1], 0] + [shape[1] // 2] * (shape[0] - 2)
+                keep = torch.arange(shape[1])[None, :] >= torch.tensor(lengths[: shape[0]])[:, None]
+            elif name == "attn_mask":
+                keep[0, 1, :] = False  # a fully masked query row
+            out[name] = keep
+        elif spec["dtype"] == "int32":
+            b = shape[0]
+            if name == "kv_length":
+                lmax = sizes["Lkv"]
+                out[name] = torch.tensor(([lmax, 0, 2] + [lmax // 3] * b)[:b], dtype=torch.int32)
+            elif name == "prefix_length":
+                out[name] = torch.tensor(([3, 0] + [5] * b)[:b], dtype=torch.int32)
+            elif name == "document_ids":
+                cuts = torch.sort(torch.randint(0, 4, shape, generator=generator), dim=-1).values
+                out[name] = cuts.to(torch.int32)
+            else:
+                raise KeyError(f"no inputs for index input '{name}' of {variant}")
+        else:
+            x = torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1
+            if len(shape) == 2 and shape[0] == 512:
+                x = x / 512 ** 0.5 * 2
+            if name in ("gamma", "ln1_gamma", "ln2_gamma"):
+                x = 1 + x / 8
+            out[name] = x.to(torch.float32)
+    return out

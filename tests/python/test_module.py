@@ -1,0 +1,279 @@
+"""The Python module (python/): every built-in variant against PyTorch in float64, zero-copy inputs, the GIL
+released while a kernel runs, errors with the CLI's messages, no leaks, bf16/fp16/int32 inputs, the bound
+form with out=."""
+import gc
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import attnforge
+import numpy as np
+import pytest
+import torch
+
+from inputs import make_inputs, sizes_of
+from references import reference
+
+
+def bound(variant, inputs, ref, dtype="float32"):
+    """docs/contract.md §5: 1e-4·(1 + max|ref|) plus, where q and k are inputs, the float32 rounding of the
+    scores 2·√E·2⁻²⁴·S·V; 5e-3 (bf16) or 2e-3 (fp16) · (1 + max|ref|) for 16-bit storage."""
+    top = 1 + ref.abs().max().item()
+    if dtype != "float32":
+        return (5e-3 if dtype == "bf16" else 2e-3) * top
+    term = 0.0
+    if "q" in inputs and "k" in inputs:
+        q, k, v = (inputs[n].to(torch.float64) for n in ("q", "k", "v"))
+        e = q.shape[-1]
+        k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+        s = (q.abs() @ k.abs().transpose(-1, -2)).max().item() / math.sqrt(e)
+        term = 2 * math.sqrt(e) * 2.0 ** -24 * s * v.abs().max().item()
+    return 1e-4 * top + term
+
+
+@pytest.mark.parametrize("variant", attnforge.variants())
+def test_every_variant_matches_pytorch_in_float64(variant):
+    g = torch.Generator().manual_seed(sum(map(ord, variant)))
+    inputs = make_inputs(variant, g)
+    ref = reference(variant, inputs)
+    got = attnforge.run(variant, **inputs)  # torch tensors in, a torch tensor out
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32
+    assert tuple(got.shape) == tuple(ref.shape)
+    err = (got.to(torch.float64) - ref).abs().max().item()
+    assert err <= bound(variant, inputs, ref), f"{variant}: max |kernel − PyTorch| = {err}"
+    # NumPy in, NumPy out: the same kernel, the same numbers.
+    got_np = attnforge.run(variant, **{n: t.numpy() for n, t in inputs.items()})
+    assert isinstance(got_np, np.ndarray) and np.array_equal(got_np, got.numpy())
+
+
+@pytest.mark.parametrize("variant", ["sdpa", "sdpa_causal", "mha", "decode_gqa", "masked_attention"])
+def test_bf16_through_torch_tensors(variant):
+    g = torch.Generator().manual_seed(7)
+    inputs = {n: (t.to(torch.bfloat16) if t.is_floating_point() else t) for n, t in make_inputs(variant, g).items()}
+    got = attnforge.run(variant, **inputs)  # dtype implied by torch.bfloat16 inputs
+    assert got.dtype == torch.bfloat16
+    ref = reference(variant, inputs)  # on the rounded inputs (contract §5)
+    err = (got.to(torch.float64) - ref).abs().max().item()
+    assert err <= bound(variant, inputs, ref, "bf16"), f"{variant} bf16: {err}"
+    # float32 inputs with dtype="bf16" are rounded to nearest even on the way in: the same result.
+    as_f32 = {n: (t.float() if t.is_floating_point() else t) for n, t in inputs.items()}
+    assert torch.equal(attnforge.run(variant, dtype="bf16", **as_f32), got)
+
+
+def test_fp16_from_numpy_float16():
+    g = torch.Generator().manual_seed(3)
+    inputs = {n: t.numpy().astype(np.float16) for n, t in make_inputs("sdpa", g).items()}
+    got = attnforge.run("sdpa", **inputs)
+    assert got.dtype == np.float16
+    ref = reference("sdpa", {n: torch.from_numpy(a) for n, a in inputs.items()})
+    err = np.abs(got.astype(np.float64) - ref.numpy()).max()
+    assert err <= bound("sdpa", inputs, ref, "fp16")
+
+
+def test_bf16_result_goes_to_numpy_as_float32():
+    q = np.random.default_rng(1).uniform(-1, 1, (1, 2, 5, 64)).astype(np.float32)
+    got = attnforge.run("sdpa", dtype="bf16", q=q, k=q, v=q)
+    assert got.dtype == np.float32
+    as_bits = got.view(np.uint32)
+    assert not np.any(as_bits & 0xFFFF), "a bf16 result holds bf16 values"
+
+
+def test_c_contiguous_inputs_are_read_in_place():
+    g = torch.Generator().manual_seed(5)
+    inputs = make_inputs("decode", g)  # float32 and int32 inputs
+    arrays = {n: t.numpy() for n, t in inputs.items()}
+    for given, address in ((inputs, lambda t: t.data_ptr()), (arrays, lambda a: a.ctypes.data)):
+        seen = attnforge._native._borrowed_addresses("decode", **given)
+        assert set(seen) == set(given)
+        for name, (where, zero_copy) in seen.items():
+            assert zero_copy and where == address(given[name]), name
+    bf = {n: (t.to(torch.bfloat16) if t.is_floating_point() else t) for n, t in inputs.items()}
+    for name, (where, zero_copy) in attnforge._native._borrowed_addresses("decode", **bf).items():
+        assert zero_copy and where == bf[name].data_ptr(), name
+    # Not contiguous, or not of the kernel's type: converted into memory of the call's own, same result.
+    q = arrays["q"]
+    strided = np.asfortranarray(q)
+    seen = attnforge._native._borrowed_addresses("decode", **dict(arrays, q=strided))
+    assert not seen["q"][1]
+    assert np.array_equal(attnforge.run("decode", **dict(arrays, q=strided)), attnforge.run("decode", **arrays))
+    assert not attnforge._native._borrowed_addresses("decode", dtype="bf16", **arrays)["q"][1]
+
+
+def test_bound_kernel_writes_into_out_and_reuses_it():
+    g = torch.Generator().manual_seed(11)
+    sizes = sizes_of("sdpa")
+    inputs = {n: t.numpy() for n, t in make_inputs("sdpa", g, sizes).items()}
+    k = attnforge.kernel("sdpa", **sizes)
+    assert k.input_shapes["q"] == inputs["q"].shape and k.output_shape == (2, 3, 7, 64)
+    out = np.empty(k.output_shape, np.float32)
+    for _ in range(3):
+        assert k(out=out, **inputs) is out
+    assert np.array_equal(out, attnforge.run("sdpa", **inputs))
+    assert np.array_equal(k(**inputs), out)
+    with pytest.raises(ValueError, match=r"input 'q' must be \(2, 3, 7, 64\), given \(2, 3, 8, 64\)"):
+        k(**dict(inputs, q=np.zeros((2, 3, 8, 64), np.float32)))
+    with pytest.raises(ValueError, match=r"out= of .*: expected a C-contiguous CPU array float32 \(2, 3, 7, 64\)"):
+        k(out=np.empty((2, 3, 7, 32), np.float32), **inputs)
+    with pytest.raises(ValueError, match=r"out= of .*given float64"):
+        k(out=np.empty(k.output_shape), **inputs)
+    with pytest.raises(ValueError, match=r"writable"):
+        readonly = np.empty(k.output_shape, np.float32)
+        readonly.flags.writeable = False
+        k(out=readonly, **inputs)
+    with pytest.raises(ValueError, match=r"unknown size 'L'; its sizes are B, H, Lq, Lkv"):
+        attnforge.kernel("sdpa", B=1, H=1, Lq=1, L=2)
+    with pytest.raises(ValueError, match=r"Lkv is missing"):
+        attnforge.kernel("sdpa", B=1, H=1, Lq=1)
+    # The rule picks by the bound sizes, as run() does by the inputs'.
+    assert attnforge.kernel("sdpa", B=1, H=1, Lq=8, Lkv=9000).strategy == "streaming"
+    assert attnforge.kernel("decode", B=1, H=8, Lq=1, Lkv=4096).strategy == "decode"
+
+
+def test_interpreter_engine_is_float64_and_the_kernel_agrees():
+    g = torch.Generator().manual_seed(2)
+    inputs = make_inputs("document_attention", g)
+    spec = attnforge.run("document_attention", engine="interpreter", **inputs)
+    assert spec.dtype == torch.float64
+    assert (spec - reference("document_attention", inputs)).abs().max().item() < 1e-12
+    got = attnforge.run("document_attention", **inputs)
+    assert (got.double() - spec).abs().max().item() <= bound("document_attention", inputs, spec)
+
+
+def test_other_results_and_threads():
+    g = torch.Generator().manual_seed(4)
+    inputs = make_inputs("sdpa", g)
+    w = attnforge.run("sdpa", result="attention_weights", threads=1, **inputs)
+    assert tuple(w.shape) == (2, 3, 7, 45)
+    assert torch.allclose(w.sum(-1), torch.ones(2, 3, 7), atol=1e-5)
+    lse = attnforge.run("sdpa", result="logsumexp", **inputs)
+    assert tuple(lse.shape) == (2, 3, 7)
+
+
+def test_no_keys_gives_zero_rows():
+    q = np.ones((1, 2, 3, 64), np.float32)
+    empty = np.zeros((1, 2, 0, 64), np.float32)
+    assert np.array_equal(attnforge.run("sdpa", q=q, k=empty, v=empty), np.zeros_like(q))
+
+
+def test_conversions_follow_the_npy_rules():
+    g = torch.Generator().manual_seed(6)
+    inputs = {n: t.numpy() for n, t in make_inputs("decode", g).items()}
+    expected = attnforge.run("decode", **inputs)
+    with pytest.warns(UserWarning, match="input 'q' is float64; converting to float32"):
+        got = attnforge.run("decode", **dict(inputs, q=inputs["q"].astype(np.float64)))
+    assert np.array_equal(got, expected)
+    as_int64 = inputs["kv_length"].astype(np.int64)
+    assert np.array_equal(attnforge.run("decode", **dict(inputs, kv_length=as_int64)), expected)
+    m = {n: t.numpy() for n, t in make_inputs("masked_attention", g).items()}
+    assert np.array_equal(attnforge.run("masked_attention", **dict(m, attn_mask=m["attn_mask"].astype(np.uint8))),
+                          attnforge.run("masked_attention", **m))
+
+
+def cli_message(cli, tmp_path, variant, inputs):
+    args = [cli, "run", variant, "--output", str(tmp_path / "out.npy")]
+    for name, a in inputs.items():
+        np.save(tmp_path / f"{name}.npy", a)
+        args += ["--input", f"{name}={tmp_path / name}.npy"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    return r.stderr.strip().removeprefix("attnforge run: ")
+
+
+@pytest.mark.parametrize("case", ["missing", "shape", "unknown_variant", "cache_length", "extra"])
+def test_errors_are_value_errors_with_the_clis_message(cli, tmp_path, case):
+    q = np.zeros((1, 2, 4, 64), np.float32)
+    variant, inputs = {
+        "missing": ("sdpa", {"q": q, "k": q}),
+        "shape": ("sdpa", {"q": q, "k": q, "v": q[..., :32].copy()}),
+        "unknown_variant": ("no_such_variant", {"q": q}),
+        "cache_length": ("decode", {"q": q[:, :, :1], "k": q, "v": q, "kv_length": np.array([5], np.int32)}),
+        "extra": ("sdpa", {"q": q, "k": q, "v": q, "w": q}),
+    }[case]
+    with pytest.raises(ValueError) as raised:
+        attnforge.run(variant, **inputs)
+    assert str(raised.value) == cli_message(cli, tmp_path, variant, inputs)
+
+
+def test_bad_arguments_say_what_was_expected():
+    q = np.zeros((1, 1, 2, 64), np.float32)
+    with pytest.raises(ValueError, match="input 'q' must be an array .*given list"):
+        attnforge.run("sdpa", q=[[1.0]], k=q, v=q)
+    with pytest.raises(ValueError, match="input 'q' must be float32 .*given int64"):
+        attnforge.run("sdpa", q=q.astype(np.int64), k=q, v=q)
+    with pytest.raises(ValueError, match="storage type .* is float32, bf16 or fp16, given 'f8'"):
+        attnforge.run("sdpa", dtype="f8", q=q, k=q, v=q)
+    with pytest.raises(ValueError, match="'kernel' or 'interpreter'"):
+        attnforge.run("sdpa", engine="jit", q=q, k=q, v=q)
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        attnforge.run("sdpa", threads=0, q=q, k=q, v=q)
+    with pytest.raises(ValueError, match="imply different storage types"):
+        attnforge.run("sdpa", q=torch.zeros(1, 1, 2, 64, dtype=torch.bfloat16), k=q.astype(np.float16), v=q)
+
+
+def test_the_gil_is_released_while_a_kernel_runs():
+    """Another Python thread runs while a kernel does: with the GIL held it could not run at all between
+    the call's start and end (a pure-Python loop needs the GIL)."""
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-1, 1, (1, 8, 2048, 64)).astype(np.float32)
+    span = {}
+    ticks = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+
+    def call():
+        span["start"] = time.perf_counter()
+        attnforge.run("sdpa", threads=1, q=q, k=q, v=q)
+        span["end"] = time.perf_counter()
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    caller = threading.Thread(target=call)
+    caller.start()
+    caller.join()
+    stop.set()
+    spinner.join()
+    margin = 0.2 * (span["end"] - span["start"])
+    inside = [t for t in ticks if span["start"] + margin < t < span["end"] - margin]
+    assert len(inside) > 100, f"{len(inside)} Python steps of another thread during a {span['end'] - span['start']:.3f} s call"
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch"])
+def test_no_leak_over_ten_thousand_calls(framework):
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-1, 1, (1, 2, 16, 64)).astype(np.float32)
+    if framework == "torch":
+        q = torch.from_numpy(q)
+    k = attnforge.kernel("sdpa", B=1, H=2, Lq=16, Lkv=16)
+    for _ in range(1000):
+        attnforge.run("sdpa", q=q, k=q, v=q)
+        k(q=q, k=q, v=q)
+    gc.collect()
+    refs, before = sys.getrefcount(q), rss_bytes()
+    for _ in range(10_000):
+        attnforge.run("sdpa", q=q, k=q, v=q)
+        k(q=q, k=q, v=q)
+    gc.collect()
+    assert sys.getrefcount(q) == refs
+    # 2·10⁴ results of 8 KiB each: a leak of them would be 160 MiB.
+    assert rss_bytes() - before < 16 << 20
+
+
+def test_signature_and_kernels_describe_the_variant():
+    s = attnforge.signature("decode_gqa")
+    assert s["inputs"]["q"] == {"shape": ("B", 32, "Lq", 128), "dtype": "float32"}
+    assert s["inputs"]["kv_length"] == {"shape": ("B",), "dtype": "int32"}
+    assert s["sizes"] == ("B", "Lq", "Lkv") and "bf16" in s["dtypes"]
+    names = [k["name"] for k in attnforge.kernels("sdpa")]
+    assert names and all(n.startswith("sdpa__") for n in names)
+    assert "Runs a variant" in attnforge.run.__doc__
