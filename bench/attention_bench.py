@@ -56,6 +56,7 @@ import decode_peers  # noqa: E402
 import flex_peers  # noqa: E402
 import peers as peer_modules  # noqa: E402
 import report  # noqa: E402
+from ours_python import NAME as OURS_PYTHON, OursPython  # noqa: E402
 from timing import time_batch  # noqa: E402
 
 E, H, D = 64, 8, 512
@@ -398,7 +399,7 @@ def peak_memory(exe):
             "extra_mib": usage.ru_maxrss / 1024 - tensors / 2**20}
 
 
-def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak):
+def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process=None):
     """The decode cells: outputs (ours included) checked against decode_peers.decode_reference, then timed
     round-robin as the other cells; rows gain kv_bytes, gbs and, when attnforge reports one, the measured read
     bandwidth (read_bandwidth_gbs) and the fraction of it."""
@@ -417,6 +418,10 @@ def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, bes
             print(f"[decode] attnforge run {variant} failed: {c['note']}", file=sys.stderr)
         checks.append({"variant": variant, "shape": shape, "implementation": "attnforge", **c})
         ok["attnforge"] = c["ok"]
+        if in_process:
+            c = check(OURS_PYTHON, in_process.prepare(variant, inputs, 1)(), reference)
+            checks.append({"variant": variant, "shape": shape, "implementation": OURS_PYTHON, **c})
+            ok[OURS_PYTHON] = c["ok"]
         usable = []
         for p in dpeers:
             name = p.name(variant)
@@ -431,7 +436,8 @@ def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, bes
             ok[name] = c["ok"]
             usable.append(p)
         for t in threads:
-            calls = {p.name(variant): p.prepare(variant, inputs, t) for p in usable}
+            calls = {OURS_PYTHON: in_process.prepare(variant, inputs, t)} if in_process else {}
+            calls.update({p.name(variant): p.prepare(variant, inputs, t) for p in usable})
             sizes = ["--lq", str(Lq), "--lk", str(Lk)]
             sizes += ["--heads", str(DECODE_HEADS[variant][0])] if variant == "decode" else []
             try:
@@ -486,6 +492,11 @@ def main():
     memory = None if a.quick or other else peak_memory(a.attnforge)
     peers = [] if other else [peer_modules.Torch(), peer_modules.OnnxRuntime()]
     ours, adams = Ours(a.attnforge), None if a.no_adams2019 else Ours(a.attnforge, "adams2019")
+    try:
+        in_process = OursPython(a.attnforge)  # ours timed the way the peers are (bench/ours_python.py)
+    except ImportError as e:
+        in_process = None
+        print(f"[bench] {e}: the '{OURS_PYTHON}' rows are left out", file=sys.stderr)
     rng = np.random.default_rng(0)
     rows, checks, best_peak = [], [], {}
     started = time.time()
@@ -502,8 +513,11 @@ def main():
             c = check(p.name(variant), p.run(f), reference)
             checks.append({"variant": variant, "shape": shape, "implementation": p.name(variant), **c})
             prepared[p] = c
+        if in_process:
+            c = check(OURS_PYTHON, in_process.prepare(variant, inputs, 1)(), reference)
+            checks.append({"variant": variant, "shape": shape, "implementation": OURS_PYTHON, **c})
         for t in threads:
-            calls = {}
+            calls = {OURS_PYTHON: in_process.prepare(variant, inputs, t)} if in_process else {}
             for p in prepared:
                 f = p.prepare(variant, inputs, t)
                 calls[p.name(variant)] = lambda p=p, f=f: p.run(f)
@@ -532,7 +546,7 @@ def main():
     if cells:
         dpeers = decode_peers.peers()
         versions.update({"OpenVINO": p.version for p in dpeers if isinstance(p, decode_peers.OpenVino)})
-        run_decode(a.attnforge, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak)
+        run_decode(a.attnforge, ours, dpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process)
     flex = [c for c in flex_grid(a.quick, [int(x) for x in a.lengths.split(",")] if a.lengths else None) if not a.variants or c[0] in a.variants.split(",")] if a.flex else []
     if flex:
         listed = listed_variants(a.attnforge, "flex")

@@ -3,6 +3,7 @@ import math
 import statistics
 
 OURS = "attnforge"
+OURS_PYTHON = "attnforge (Python)"  # the same kernels through the Python module, timed as the peers are
 
 
 def cpu_model():
@@ -51,7 +52,8 @@ def cells(rows):
 
 def best_peer_ms(impls):
     """The fastest peer's time in a cell, over peers whose output checked ok (None: no such peer)."""
-    return min((r["ms"] for name, r in impls.items() if name != OURS and r["check_ok"] is not False), default=None)
+    return min((r["ms"] for name, r in impls.items() if not name.startswith(OURS) and r["check_ok"] is not False),
+               default=None)
 
 
 def speedups(rows):
@@ -317,6 +319,39 @@ def bf16_summary(rows):
     return "\n".join(out)
 
 
+def python_call_summary(rows):
+    """Ours through the Python module (timed in the benchmark's process with the peers' timing function) beside
+    `attnforge bench` (C++): what the Python call costs, and the peers against ours timed the same way."""
+    lines, ratios, wins, smallest = [], [], 0, {}
+    for key, impls in cells(rows).items():
+        if OURS_PYTHON not in impls or OURS not in impls or is_flex(key[0]):
+            continue
+        py, cpp, best = impls[OURS_PYTHON], impls[OURS], best_peer_ms(impls)
+        ratio = best / py["ms"] if best is not None else None
+        if ratio is not None:
+            ratios.append(ratio)
+            wins += ratio > 1
+        digits = 3 if is_decode(key[0]) else 2
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {cpp['ms']:.{digits}f} | {py['ms']:.{digits}f} | "
+                     f"{py['ms'] / cpp['ms']:.3f} | {'—' if ratio is None else f'{ratio:.2f}×'} |")
+        if not is_decode(key[0]):
+            length = _dims(key[1]).get("L")
+            if length is not None and (key[0] not in smallest or length < smallest[key[0]][0]):
+                smallest[key[0]] = (length, [])
+            if length is not None and length == smallest[key[0]][0]:
+                smallest[key[0]][1].append(py["ms"] / cpp["ms"])
+    if not lines:
+        return ""
+    cost = "; ".join(f"{v} L = {n}: {min(r):.3f}–{max(r):.3f}×" for v, (n, r) in smallest.items())
+    head = [f"attnforge through its Python module (`attnforge.run` on the same NumPy arrays, in this process, timed "
+            f"with the peers' function): best peer ÷ ours > 1 on {wins} of {len(ratios)} cells"
+            + (f", geometric mean {geometric_mean(ratios):.2f}×" if ratios else "") + ". The Python call's cost over the C++ call at each variant's smallest "
+            f"length: {cost}.", "",
+            "| variant | shape | threads | C++ ms | Python ms | Python ÷ C++ | best peer ÷ ours (Python) |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    return "\n".join(head + lines)
+
+
 def markdown(result):
     bf16 = [r for r in result["rows"] if is_bf16(r)]
     result = {**result, "rows": [r for r in result["rows"] if not is_bf16(r)]}
@@ -347,6 +382,9 @@ def markdown(result):
                 f"{'—' if c.get('max_abs_error') is None else format(c['max_abs_error'], '.1e')} | "
                 f"{'—' if c.get('bound') is None else format(c['bound'], '.1e')} | "
                 f"{'ok' if c['ok'] else '**FAILED** ' + c.get('note', '')} |" for c in bf16_checks]
+    python_calls = python_call_summary(rows)
+    if python_calls:
+        out += ["", python_calls]
     retaken = sum(r.get("retaken_rounds", 0) for r in rows + bf16 if r["implementation"] == OURS)
     out += ["", f"Rounds retaken because the machine was busy (FMA peak below 85% of the best): {retaken}."]
     if prefill:

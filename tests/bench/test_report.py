@@ -66,6 +66,20 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(len(lines), 2 + 3)  # header, rule, three cells
         self.assertIn("| sdpa | B=1 L=2048 | 1 | 10.00 | 1.0 | 80.0 | 20.00 | 5.00 ✗ | — | 2.00× |", lines)
 
+    def test_python_rows_are_ours_not_a_peer(self):
+        rows = ROWS + [row("sdpa", "B=1 L=2048", 1, "attnforge (Python)", 8.0, 1.0),  # faster than the C++ row
+                       row("sdpa", "B=1 L=128", 1, "attnforge", 0.40, 0.5, None),
+                       row("sdpa", "B=1 L=128", 1, "attnforge (Python)", 0.42, 0.5),
+                       row("sdpa", "B=1 L=128", 1, "PyTorch SDPA", 0.84, 0.25)]
+        s = report.speedups(rows)
+        self.assertAlmostEqual(s[("sdpa", "B=1 L=2048", 1)], 2.0)  # still PyTorch ÷ ours: not 8 ÷ 10
+        table = report.python_call_summary(rows)
+        self.assertIn("best peer ÷ ours > 1 on 2 of 2 cells", table)
+        self.assertIn("sdpa L = 128: 1.050–1.050×", table)  # the smallest length's Python ÷ C++
+        self.assertIn("| sdpa | B=1 L=128 | 1 | 0.40 | 0.42 | 1.050 | 2.00× |", table)
+        self.assertIn("| sdpa | B=1 L=2048 | 1 | 10.00 | 8.00 | 0.800 | 2.50× |", table)
+        self.assertEqual(report.python_call_summary(ROWS), "")  # no Python rows: no section
+
     def test_flex_tables(self):
         def flex(variant, shape, impl, ms, live=None, sweep=False, **extra):
             r = row(variant, shape, 1, impl, ms, 0.5)
