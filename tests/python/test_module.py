@@ -90,6 +90,9 @@ def test_c_contiguous_inputs_are_read_in_place():
         assert set(seen) == set(given)
         for name, (where, zero_copy) in seen.items():
             assert zero_copy and where == address(given[name]), name
+    # Model weights (nn.Parameter, requires_grad) are read in place too: the forward pass only, no autograd.
+    weight = torch.nn.Parameter(torch.rand(512, 512))
+    assert attnforge._native._borrowed_addresses("mha", wq=weight)["wq"] == (weight.data_ptr(), True)
     bf = {n: (t.to(torch.bfloat16) if t.is_floating_point() else t) for n, t in inputs.items()}
     for name, (where, zero_copy) in attnforge._native._borrowed_addresses("decode", **bf).items():
         assert zero_copy and where == bf[name].data_ptr(), name
