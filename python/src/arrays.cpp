@@ -94,7 +94,8 @@ void for_each_element(const nb::ndarray<nb::ro>& a, F&& f) {
     }
 }
 
-bool c_contiguous(const nb::ndarray<nb::ro>& a) {
+template <class Array>
+bool c_contiguous(const Array& a) {
     std::int64_t expected = 1;
     for (std::size_t d = a.ndim(); d-- > 0;) {
         if (a.shape(d) != 1 && a.stride(d) != expected) return false;
@@ -140,16 +141,23 @@ bool is_torch(nb::handle object) {
     return module == "torch" || module.rfind("torch.", 0) == 0;
 }
 
-BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& spec, nb::handle object,
+nb::ndarray<nb::ro> import_array(const std::string& variant, const dsl::tensor_spec& spec, nb::handle object) {
+    const std::string what = "input '" + spec.name + "'";
+    nb::ndarray<nb::ro> array;
+    if (!nb::try_cast(object, array, false))
+        throw input_error(variant + ": " + what + " must be an array (a NumPy array, a torch tensor or another " +
+                          "DLPack or buffer-protocol object), given " + type_name_of(object));
+    if (array.device_type() != nb::device::cpu::value)
+        throw input_error(variant + ": " + what + " must be in CPU memory, given an array on device type " +
+                          std::to_string(array.device_type()));
+    return array;
+}
+
+BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& spec, nb::ndarray<nb::ro> array,
                            dsl::element_type storage) {
     const std::string what = "input '" + spec.name + "'";
     BorrowedInput in;
-    if (!nb::try_cast(object, in.array, false))
-        throw input_error(variant + ": " + what + " must be an array (a NumPy array, a torch tensor or another " +
-                          "DLPack or buffer-protocol object), given " + type_name_of(object));
-    if (in.array.device_type() != nb::device::cpu::value)
-        throw input_error(variant + ": " + what + " must be in CPU memory, given an array on device type " +
-                          std::to_string(in.array.device_type()));
+    in.array = std::move(array);
     in.view.shape.resize(in.array.ndim());
     for (std::size_t d = 0; d < in.array.ndim(); ++d) in.view.shape[d] = static_cast<std::int64_t>(in.array.shape(d));
 
@@ -221,26 +229,11 @@ BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& s
     return in;
 }
 
-dsl::element_type storage_implied_by(const dsl::graph_signature& signature, const nb::kwargs& inputs) {
-    dsl::element_type implied = dsl::element_type::float32;
-    std::string by;
-    for (const auto& spec : signature.inputs) {
-        if (spec.dtype != dsl::element_type::float32 || !inputs.contains(spec.name.c_str())) continue;
-        nb::ndarray<nb::ro> a;
-        if (!nb::try_cast(inputs[spec.name.c_str()], a, false)) continue;  // borrow_input says what is wrong
-        const given_type g = classify(a.dtype());
-        const dsl::element_type t = g == given_type::bfloat16  ? dsl::element_type::bfloat16
-                                    : g == given_type::float16 ? dsl::element_type::float16
-                                                               : dsl::element_type::float32;
-        if (t == dsl::element_type::float32) continue;
-        if (!by.empty() && t != implied)
-            throw input_error(signature.name + ": inputs '" + by + "' and '" + spec.name +
-                              "' imply different storage types (" + dsl::element_type_name(implied) + ", " +
-                              dsl::element_type_name(t) + "); give dtype=");
-        implied = t;
-        by = spec.name;
-    }
-    return implied;
+dsl::element_type storage_implied_by(const nb::ndarray<nb::ro>& array) {
+    const given_type g = classify(array.dtype());
+    return g == given_type::bfloat16  ? dsl::element_type::bfloat16
+           : g == given_type::float16 ? dsl::element_type::float16
+                                      : dsl::element_type::float32;
 }
 
 ResultArray::ResultArray(std::vector<std::int64_t> shape, dsl::element_type dtype, bool torch)
@@ -272,14 +265,13 @@ runtime::OutputView borrow_output(nb::handle out, const std::vector<std::int64_t
     if (!nb::try_cast(out, keep, false))
         throw input_error("out= of " + kernel_name + " must be a writable array (" + expected + "), given " +
                           type_name_of(out));
-    nb::ndarray<nb::ro> view(keep);
     std::vector<std::int64_t> given_shape(keep.ndim());
     for (std::size_t d = 0; d < keep.ndim(); ++d) given_shape[d] = static_cast<std::int64_t>(keep.shape(d));
     const std::string given = given_name(keep.dtype()) + " " + dsl::shape_string(given_shape);
     if (keep.device_type() != nb::device::cpu::value || classify(keep.dtype()) != given_for(dtype) ||
-        given_shape != shape || !c_contiguous(view))
+        given_shape != shape || !c_contiguous(keep))
         throw input_error("out= of " + kernel_name + ": expected a C-contiguous CPU array " + expected + ", given " +
-                          given + (c_contiguous(view) ? "" : " (not C-contiguous)"));
+                          given + (c_contiguous(keep) ? "" : " (not C-contiguous)"));
     return {shape, dtype, keep.data()};
 }
 

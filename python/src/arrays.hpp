@@ -29,14 +29,16 @@ struct BorrowedInput {
     bool zero_copy = false;                // the view points into the caller's memory
 };
 
-// The caller's object for `spec` of `variant`, as the kernel of storage type `storage` takes it. Throws
-// input_error (ValueError) saying what was expected and what was given.
-BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& spec, nb::handle object,
+// The caller's object for `spec` of `variant` as an array in CPU memory (no copy). Throws input_error
+// (ValueError) saying what was expected and what was given.
+nb::ndarray<nb::ro> import_array(const std::string& variant, const dsl::tensor_spec& spec, nb::handle object);
+
+// That array as the kernel of storage type `storage` reads it: in place, or converted.
+BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& spec, nb::ndarray<nb::ro> array,
                            dsl::element_type storage);
 
-// The storage type float inputs imply: bf16 for torch.bfloat16, fp16 for float16, float32 otherwise;
-// an input_error when they disagree.
-dsl::element_type storage_implied_by(const dsl::graph_signature& signature, const nb::kwargs& inputs);
+// The storage type a float input implies on its own: bf16 for bfloat16, fp16 for float16, else float32.
+dsl::element_type storage_implied_by(const nb::ndarray<nb::ro>& array);
 
 // Whether `object` is a torch tensor (results then go back as torch tensors).
 bool is_torch(nb::handle object);

@@ -11,8 +11,11 @@
 namespace attnforge::python {
 
 Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& signature, const nb::kwargs& given,
-                     dsl::element_type storage) {
+                     std::optional<dsl::element_type> storage) {
     Inputs in;
+    std::vector<std::pair<const dsl::tensor_spec*, nb::ndarray<nb::ro>>> arrays;
+    std::string implied_by;
+    dsl::element_type implied = dsl::element_type::float32;
     for (const auto& [key, value] : given) {
         const std::string name = nb::cast<std::string>(key);
         const dsl::tensor_spec* spec = nullptr;
@@ -23,15 +26,29 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
             throw input_error(variant + ": unexpected input '" + name + "'; it takes " + names);
         }
         in.torch = in.torch || is_torch(value);
-        in.held.push_back(borrow_input(variant, *spec, value, storage));
-        in.views.emplace(name, in.held.back().view);
+        arrays.emplace_back(spec, import_array(variant, *spec, value));
+        const dsl::element_type t = spec->dtype == dsl::element_type::float32 ? storage_implied_by(arrays.back().second)
+                                                                               : dsl::element_type::float32;
+        if (t == dsl::element_type::float32 || storage) continue;
+        if (!implied_by.empty() && t != implied)
+            throw input_error(signature.name + ": inputs '" + implied_by + "' and '" + name +
+                              "' imply different storage types (" + dsl::element_type_name(implied) + ", " +
+                              dsl::element_type_name(t) + "); give dtype=");
+        implied = t;
+        implied_by = name;
+    }
+    in.storage = storage.value_or(implied);
+    for (auto& [spec, array] : arrays) {
+        const BorrowedInput& held =
+            in.held.emplace(spec->name, borrow_input(variant, *spec, std::move(array), in.storage)).first->second;
+        in.views.emplace(spec->name, held.view);
     }
     return in;
 }
 
-dsl::element_type storage_type(const std::optional<std::string>& dtype, const dsl::graph_signature& signature,
-                               const nb::kwargs& inputs) {
-    return dtype ? runtime::storage_type_named(*dtype) : storage_implied_by(signature, inputs);
+std::optional<dsl::element_type> storage_asked(const std::optional<std::string>& dtype) {
+    if (!dtype) return std::nullopt;
+    return runtime::storage_type_named(*dtype);
 }
 
 runtime::RunOptions run_options(const std::optional<int>& threads, const std::string& result,

@@ -6,26 +6,28 @@
 
 #include <attnforge/runtime/run.hpp>
 
-#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 
 namespace attnforge::python {
 
 struct Inputs {
-    std::deque<BorrowedInput> held;  // owns the views' memory (stable addresses)
+    std::map<std::string, BorrowedInput> held;  // by name; owns the views' memory (stable addresses)
     runtime::ViewMap views;
-    bool torch = false;               // any input a torch tensor: results go back as torch tensors
+    dsl::element_type storage = dsl::element_type::float32;  // the kernels' storage type
+    bool torch = false;  // any input a torch tensor: results go back as torch tensors
 };
 
-// Every keyword argument as an input of `variant`; a name it does not take is an input_error listing the
-// ones it does (the CLI's message). Missing inputs and shapes are the run API's to check.
+// Every keyword argument as an input of `variant`, each array imported once; a name it does not take is an
+// input_error listing the ones it does (the CLI's message). Missing inputs and shapes are the run API's to
+// check. The storage type is `storage`, or, without one (dtype=None), the one the float inputs imply (an
+// input_error when they disagree).
 Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& signature, const nb::kwargs& given,
-                     dsl::element_type storage);
+                     std::optional<dsl::element_type> storage);
 
-// The storage type asked for (dtype=) or implied by the inputs (None).
-dsl::element_type storage_type(const std::optional<std::string>& dtype, const dsl::graph_signature& signature,
-                               const nb::kwargs& inputs);
+// dtype= as a storage type (None: implied by the inputs).
+std::optional<dsl::element_type> storage_asked(const std::optional<std::string>& dtype);
 
 // Calls `kernel` with the GIL released (other Python threads run meanwhile; the caller's arrays stay
 // referenced by `inputs`). An empty key sequence, which no kernel can read, gets the interpreter's answer

@@ -77,21 +77,24 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
                const std::optional<std::string>& dtype, const std::string& engine_name, const nb::kwargs& given) {
     const runtime::Engine engine = runtime::parse_engine(engine_name);
     const dsl::graph_signature& sig = runtime::signature_of(variant);
-    const dsl::element_type storage = storage_type(dtype, sig, given);
-    const runtime::RunOptions options = run_options(threads, result, storage);
-    const Inputs inputs = borrow_inputs(variant, sig, given, storage);
+    const std::optional<dsl::element_type> asked = storage_asked(dtype);
+    run_options(threads, result, asked.value_or(dsl::element_type::float32));  // threads checked before the inputs
+    const Inputs inputs = borrow_inputs(variant, sig, given, asked);
+    const runtime::RunOptions options = run_options(threads, result, inputs.storage);
+    // Shapes checked once here: the kernel is picked by the sizes, and run_kernel_into checks the rest (dtypes,
+    // values) on its way in.
+    dsl::ShapeMap shapes;
+    for (const auto& [name, view] : inputs.views) shapes.emplace(name, view.shape);
+    const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
     if (engine == runtime::Engine::interpreter) {
         // The spec, in float64, on the inputs as the kernel of that storage type would read them.
-        dsl::ShapeMap shapes;
-        for (const auto& [name, view] : inputs.views) shapes.emplace(name, view.shape);
-        dsl::check_shapes(sig, shapes);
         runtime::TensorMap owned;
         for (const auto& [name, view] : inputs.views) owned.emplace(name, owned_copy(view));
         const interp::Tensor r = runtime::interpret(variant, owned, result);
         return float64_array(r.shape, r.data, inputs.torch);
     }
-    const runtime::KernelEntry& k = runtime::select_kernel(variant, inputs.views, result, options.dtype);
-    ResultArray out(runtime::result_shape(k, inputs.views), runtime::result_dtype(k), inputs.torch);
+    const runtime::KernelEntry& k = runtime::select_kernel(variant, sizes, result, options.dtype);
+    ResultArray out(sizes.shape_of(k.result_spec()), runtime::result_dtype(k), inputs.torch);
     call_kernel(k, inputs, out.output(), options);
     return out.release();
 }
@@ -101,13 +104,10 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
 nb::dict borrowed_addresses(const std::string& variant, const std::optional<std::string>& dtype,
                             const nb::kwargs& given) {
     const dsl::graph_signature& sig = runtime::signature_of(variant);
-    const Inputs inputs = borrow_inputs(variant, sig, given, storage_type(dtype, sig, given));
+    const Inputs inputs = borrow_inputs(variant, sig, given, storage_asked(dtype));
     nb::dict d;
-    for (const BorrowedInput& in : inputs.held) {
-        for (const auto& [name, view] : inputs.views)
-            if (view.data == in.view.data)
-                d[name.c_str()] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(in.view.data), in.zero_copy);
-    }
+    for (const auto& [name, in] : inputs.held)
+        d[name.c_str()] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(in.view.data), in.zero_copy);
     return d;
 }
 
