@@ -140,7 +140,7 @@ def flex_shape(variant, inputs, documents):
     return shape
 
 
-def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_peak):
+def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process=None):
     """The flex cells (bench/flex_peers.py): per cell the inputs saved as .npy and given to attnforge (`run` for the
     check, `bench --input` for the time); every output checked against flex_peers.reference over the rows with an
     allowed key (at the first thread count, right after prepare; FlexAttention compiles there, per thread count),
@@ -166,9 +166,14 @@ def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_
                 print(f"[flex] attnforge run {variant} failed: {note}", file=sys.stderr)
             checks.append({"variant": variant, "shape": shape, "implementation": "attnforge", **c})
             ok["attnforge"], errors["attnforge"] = c["ok"], c["max_abs_error"]
+            python = in_process if in_process and not sweep else None  # the sweeps time FlexAttention alone
+            if python:
+                c = flex_peers.check(python.prepare(variant, inputs, 1)(), reference, has_key)
+                checks.append({"variant": variant, "shape": shape, "implementation": OURS_PYTHON, **c})
+                ok[OURS_PYTHON], errors[OURS_PYTHON] = c["ok"], c["max_abs_error"]
             sizes = ["--length", str(L)] + (["--heads", str(H)] if flex_peers.VARIANTS[variant][0] is None else [])
             for ti, t in enumerate(threads):
-                calls, info = {}, {}
+                calls, info = ({OURS_PYTHON: python.prepare(variant, inputs, t)} if python else {}), {}
                 for p in (p for p in fpeers if not sweep or isinstance(p, flex_peers.Flex)):
                     name = p.name(variant)
                     try:
@@ -228,8 +233,9 @@ every output, ours included, is checked first against float64 NumPy on those inp
 bound, 5e-3 · (1 + max|ref|))."""
 
 
-def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_peak):
-    """The bf16 cells (bench/bf16_peers.py). Rows: 'attnforge' (bf16), 'attnforge float32' and the peers, each with
+def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process=None):
+    """The bf16 cells (bench/bf16_peers.py). Rows: 'attnforge' (bf16), 'attnforge float32', 'attnforge (Python)'
+    (the bf16 kernel through the module: float32 arrays rounded to bf16 as it reads them) and the peers, each with
     gflops and the fraction of the bf16 dot-product peak (peak_gflops) and of the FMA peak (fma_peak_gflops)."""
     import bf16_peers
     started = time.time()
@@ -248,6 +254,10 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
                      "note": (getattr(e, "stderr", None) or str(e)).strip()[:300]}
             checks.append({"variant": variant, "shape": shape, "implementation": impl, "grid": "bf16", **c})
             ok[impl] = c["ok"]
+        if in_process:
+            c = bf16_peers.check(in_process.prepare(variant, inputs, 1, dtype="bf16")(), reference, bound(OURS_PYTHON))
+            checks.append({"variant": variant, "shape": shape, "implementation": OURS_PYTHON, "grid": "bf16", **c})
+            ok[OURS_PYTHON] = c["ok"]
         usable = []
         for p in bpeers:
             try:
@@ -260,7 +270,7 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
             ok[p.name(variant)] = c["ok"]
             usable.append(p)
         for t in threads:
-            calls = {}
+            calls = {OURS_PYTHON: in_process.prepare(variant, inputs, t, dtype="bf16")} if in_process else {}
             for p in usable:
                 f = p.prepare(variant, inputs, t)
                 calls[p.name(variant)] = (lambda p=p, f=f: p.run(f)) if hasattr(p, "run") else f
@@ -561,7 +571,7 @@ def main():
         fpeers = flex_peers.peers()
         versions.update({"PyTorch": p.version for p in fpeers if isinstance(p, flex_peers.TorchSdpa)})
         versions.update({"OpenVINO": p.version for p in fpeers if isinstance(p, flex_peers.OpenVino)})
-        run_flex(a.attnforge, ours, fpeers, flex, threads, rounds, rng, rows, checks, best_peak)
+        run_flex(a.attnforge, ours, fpeers, flex, threads, rounds, rng, rows, checks, best_peak, in_process)
     bf16 = [c for c in bf16_grid(a.quick) if not a.variants or c[0] in a.variants.split(",")] if a.bf16 else []
     if bf16:
         import bf16_peers
@@ -569,7 +579,7 @@ def main():
         versions.update({"OpenVINO": p.version for p in bpeers if isinstance(p, bf16_peers.OpenVino)})
         versions.update({"PyTorch": p.version for p in bpeers if isinstance(p, bf16_peers.TorchBf16)})
         # its own best peaks: a bf16 row's peak is the bf16 dot-product peak, twice the FMA peak
-        run_bf16(a.attnforge, ours, bpeers, bf16, threads, rounds, rng, rows, checks, {})
+        run_bf16(a.attnforge, ours, bpeers, bf16, threads, rounds, rng, rows, checks, {}, in_process)
     protocol = FLEX_PROTOCOL if a.flex else BF16_PROTOCOL if a.bf16 else __doc__.split("Protocol: ")[1].split("\n\n")[0]
     result = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),

@@ -21,6 +21,15 @@ class OursPython:
         self.module = attnforge
 
     def prepare(self, variant, inputs, threads, dtype=None):
-        """A zero-argument call of attnforge.run on these inputs (NumPy arrays, read in place): look-up, checks and a
-        fresh result every call, as a peer's call does."""
-        return functools.partial(self.module.run, variant, threads=threads, dtype=dtype, **inputs)
+        """A zero-argument call of attnforge.run on these inputs: look-up, checks and a fresh result every call, as a
+        peer's call does. float32: the NumPy arrays, read in place. bf16/fp16: the inputs as torch tensors of that
+        type made once (read in place, as the bf16 peers' tensors are) and the result back as a float32 NumPy array
+        (as the PyTorch bf16 peer returns it)."""
+        if dtype is None:
+            return functools.partial(self.module.run, variant, threads=threads, **inputs)
+        import torch
+        storage = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+        tensors = {k: torch.from_numpy(v).to(storage) if v.dtype == "float32" else torch.from_numpy(v)
+                   for k, v in inputs.items()}
+        run = self.module.run
+        return lambda: run(variant, threads=threads, dtype=dtype, **tensors).float().numpy()

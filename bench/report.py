@@ -300,7 +300,7 @@ def bf16_summary(rows):
         if ours is None:
             continue
         speedup = fp32["ms"] / ours["ms"] if fp32 else None
-        bf16_peers = [r for name, r in impls.items() if name != OURS and r.get("dtype") == "bf16"
+        bf16_peers = [r for name, r in impls.items() if not name.startswith(OURS) and r.get("dtype") == "bf16"
                       and r.get("check_ok") is not False]
         best = min((r["ms"] for r in bf16_peers), default=None)
         ratio = best / ours["ms"] if best else None
@@ -324,7 +324,7 @@ def python_call_summary(rows):
     `attnforge bench` (C++): what the Python call costs, and the peers against ours timed the same way."""
     lines, ratios, wins, smallest = [], [], 0, {}
     for key, impls in cells(rows).items():
-        if OURS_PYTHON not in impls or OURS not in impls or is_flex(key[0]):
+        if OURS_PYTHON not in impls or OURS not in impls:
             continue
         py, cpp, best = impls[OURS_PYTHON], impls[OURS], best_peer_ms(impls)
         ratio = best / py["ms"] if best is not None else None
@@ -343,7 +343,7 @@ def python_call_summary(rows):
     if not lines:
         return ""
     cost = "; ".join(f"{v} L = {n}: {min(r):.3f}–{max(r):.3f}×" for v, (n, r) in smallest.items())
-    head = [f"attnforge through its Python module (`attnforge.run` on the same NumPy arrays, in this process, timed "
+    head = [f"attnforge through its Python module (`attnforge.run` on the peers' inputs — NumPy arrays, torch tensors of the storage type in the bf16 grid — in this process, timed "
             f"with the peers' function): best peer ÷ ours > 1 on {wins} of {len(ratios)} cells"
             + (f", geometric mean {geometric_mean(ratios):.2f}×" if ratios else "") + ". The Python call's cost over the C++ call at each variant's smallest "
             f"length: {cost}.", "",
@@ -382,6 +382,9 @@ def markdown(result):
                 f"{'—' if c.get('max_abs_error') is None else format(c['max_abs_error'], '.1e')} | "
                 f"{'—' if c.get('bound') is None else format(c['bound'], '.1e')} | "
                 f"{'ok' if c['ok'] else '**FAILED** ' + c.get('note', '')} |" for c in bf16_checks]
+        python_calls = python_call_summary(bf16)
+        if python_calls:
+            out += ["", "bf16: " + python_calls]
     python_calls = python_call_summary(rows)
     if python_calls:
         out += ["", python_calls]

@@ -73,6 +73,26 @@ def test_fp16_from_numpy_float16():
     assert err <= bound("sdpa", inputs, ref, "fp16")
 
 
+
+@pytest.mark.parametrize("dtype, numpy_type", [("fp16", np.float16), ("bf16", None)])
+def test_float32_arrays_rounded_to_the_storage_type_alike_on_every_path(dtype, numpy_type):
+    # Contiguous float32 takes the tight conversion loop, a strided view the generic walk; both round to
+    # nearest even, as NumPy's own float16 cast does (bf16: the result of torch.bfloat16 tensors).
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.uniform(-3, 3, (1, 2, 33, 64)).astype(np.float32) for _ in range(3))
+    fast = attnforge.run("sdpa", dtype=dtype, q=q, k=k, v=v)
+    wide = np.zeros((1, 2, 33, 128), np.float32)
+    wide[..., ::2] = q
+    strided = attnforge.run("sdpa", dtype=dtype, q=wide[..., ::2], k=k, v=v)
+    assert np.array_equal(fast, strided)
+    if numpy_type is not None:
+        rounded = attnforge.run("sdpa", q=q.astype(numpy_type), k=k.astype(numpy_type), v=v.astype(numpy_type))
+    else:
+        rounded = attnforge.run("sdpa", **{n: torch.from_numpy(a).to(torch.bfloat16)
+                                           for n, a in (("q", q), ("k", k), ("v", v))}).float().numpy()
+    assert np.array_equal(np.asarray(fast, np.float32), np.asarray(rounded, np.float32))
+
+
 def test_bf16_result_goes_to_numpy_as_float32():
     q = np.random.default_rng(1).uniform(-1, 1, (1, 2, 5, 64)).astype(np.float32)
     got = attnforge.run("sdpa", dtype="bf16", q=q, k=q, v=q)
