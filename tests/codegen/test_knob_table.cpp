@@ -21,6 +21,7 @@ BOOST_AUTO_TEST_CASE(every_row_is_consistent) {
             BOOST_TEST(names.insert(k.name).second, "named twice");
             BOOST_TEST(k.min <= k.default_value);
             BOOST_TEST(k.default_value <= k.max);
+            BOOST_TEST((k.avx2_default == 0 || (k.min <= k.avx2_default && k.avx2_default <= k.max)));
             BOOST_TEST(k.strategies != 0u);
             BOOST_TEST(!k.meaning.empty());
             BOOST_TEST(std::is_sorted(k.tuned_values.begin(), k.tuned_values.end()));
@@ -34,6 +35,23 @@ BOOST_AUTO_TEST_CASE(every_row_is_consistent) {
             BOOST_TEST((cg::knob_table[i].member != cg::knob_table[j].member),
                        cg::knob_table[i].name << " and " << cg::knob_table[j].name);
     BOOST_TEST(cg::admissible(cg::default_knobs()));
+    BOOST_TEST(cg::admissible(cg::default_knobs(cg::Strategy::materialized, 8)));
+}
+
+// The default register tiles fit the target's register file: 32 vectors on AVX-512, 16 on AVX2 (a tile
+// that does not spills every iteration). Score tile: q_unroll x k_unroll accumulators, k_unroll key
+// vectors and a broadcast query; P.V tile (E = 64): pv_unroll x E/lanes accumulators, one P broadcast
+// and one V vector at a time; projection: proj_rows x proj_cols accumulators, proj_cols weight vectors
+// and a broadcast.
+BOOST_AUTO_TEST_CASE(default_register_tiles_fit_the_target) {
+    for (const auto& [lanes, registers] : {std::pair{16, 32}, std::pair{8, 16}}) {
+        BOOST_TEST_CONTEXT(lanes << " lanes") {
+            const cg::Knobs k = cg::default_knobs(cg::Strategy::materialized, lanes);
+            BOOST_TEST(k.q_unroll * k.k_unroll + k.k_unroll + 1 <= registers);
+            BOOST_TEST(k.pv_unroll * (64 / lanes) + 2 <= registers);
+            BOOST_TEST(k.proj_rows * k.proj_cols + k.proj_cols + 1 <= registers);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(set_knob_checks_name_and_range) {

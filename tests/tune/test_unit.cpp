@@ -254,6 +254,13 @@ BOOST_AUTO_TEST_CASE(search_space_follows_the_knob_table) {
             BOOST_TEST(d.knobs.at(r.name) == (k->is_vector_width && k->default_value == 0 ? 16 : k->default_value));
         }
     }
+    // On an AVX2 target (8 lanes) the default point is the table's AVX2 defaults, as the generator's.
+    const tune::SearchSpace avx2({"materialized"}, 8);
+    const tune::SchedulePoint d8 = avx2.default_point("materialized");
+    BOOST_TEST(d8.knobs.at("q_unroll") == cg::find_knob("q_unroll")->avx2_default);
+    BOOST_TEST(d8.knobs.at("pv_unroll") == cg::find_knob("pv_unroll")->avx2_default);
+    BOOST_TEST(d8.knobs.at("vector_width") == 8);
+    BOOST_TEST(d8.knobs.at("q_block") == cg::find_knob("q_block")->default_value);
     // Every rule of the table is printed by --help-knobs.
     for (const cg::KnobRule& rule : cg::knob_rules)
         BOOST_TEST(space.describe().find(std::string(rule.text)) != std::string::npos);

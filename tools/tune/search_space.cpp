@@ -78,7 +78,8 @@ SchedulePoint SearchSpace::default_point(const std::string& strategy) const {
     SchedulePoint p{strategy, {}};
     for (const auto& r : knobs(strategy)) {
         const codegen::KnobSpec& k = *codegen::find_knob(r.name);
-        p.knobs[r.name] = k.is_vector_width && k.default_value == 0 ? natural_lanes_ : k.default_value;
+        const int value = codegen::default_for(k, natural_lanes_);
+        p.knobs[r.name] = k.is_vector_width && value == 0 ? natural_lanes_ : value;
     }
     return p;
 }
@@ -171,7 +172,9 @@ std::string SearchSpace::describe() const {
                                                                                 : "materialized";
         s += fmt::format("| `{}` | {} | {} | {} | [{}, {}] | {} | {} |\n", k.name,
                          k.level == codegen::KnobLevel::algorithm ? "algorithm" : "schedule", strategies,
-                         k.default_value, k.min, k.max, values.empty() ? "not searched" : values, k.meaning);
+                         k.avx2_default ? fmt::format("{} (AVX2: {})", k.default_value, k.avx2_default)
+                                        : std::to_string(k.default_value),
+                         k.min, k.max, values.empty() ? "not searched" : values, k.meaning);
     }
     s += "\nRules a searched point must satisfy:\n";
     for (const codegen::KnobRule& rule : codegen::knob_rules) s += fmt::format("- {}\n", rule.text);

@@ -33,7 +33,9 @@
 
 #include <Halide.h>
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -93,7 +95,8 @@ public:
     GeneratorParam<std::string> output_kind{"result", "output"};
     GeneratorParam<std::string> strategy{"strategy", "materialized"};
     GeneratorParam<std::string> dtype{"dtype", "float32"};
-    // One GeneratorParam per row of the knob table, with its default and range. (Members, so that Halide
+    // One GeneratorParam per row of the knob table, with its range and knob_not_given as its default
+    // (the target's default, see knobs()). (Members, so that Halide
     // finds them inside the generator object.) Halide 21 checks the range of the default only (its typed
     // setter assigns a value given on the command line without the check), so knobs() checks every value
     // against the table again.
@@ -201,8 +204,8 @@ private:
 
     template <std::size_t... I>
     static std::array<GeneratorParam<int>, sizeof...(I)> make_knob_params(std::index_sequence<I...>) {
-        return {GeneratorParam<int>(std::string(cg::knob_table[I].name), cg::knob_table[I].default_value,
-                                    cg::knob_table[I].min, cg::knob_table[I].max)...};
+        return {GeneratorParam<int>(std::string(cg::knob_table[I].name), knob_not_given,
+                                    std::min(knob_not_given, cg::knob_table[I].min), cg::knob_table[I].max)...};
     }
 
     // vdpbf16ps: Halide emits it for targets that include the Zen 4 features (Sapphire Rapids and Zen 5 do).
@@ -219,9 +222,14 @@ private:
         throw std::invalid_argument("attnforge generator: dtype '" + dtype.value() + "' is not float32, bf16 or fp16");
     }
 
+    // A knob not given takes the table's default for this target (knobs.hpp, default_for): each target
+    // of a multi-target build gets register tiles that fit its own register file.
+    static constexpr int knob_not_given = std::numeric_limits<int>::min();  // below every knob's range
+
     cg::Knobs knobs() const {
-        cg::Knobs k = cg::default_knobs(cg::parse_strategy(strategy));
+        cg::Knobs k = cg::default_knobs(cg::parse_strategy(strategy), this->get_target().template natural_vector_size<float>());
         for (std::size_t i = 0; i < cg::knob_table.size(); ++i) {
+            if (knob_params[i].value() == knob_not_given) continue;
             try {
                 cg::set_knob(k, cg::knob_table[i], knob_params[i].value());
             } catch (const std::invalid_argument& e) {

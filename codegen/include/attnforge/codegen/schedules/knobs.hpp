@@ -75,7 +75,8 @@ enum class KnobLevel {
 struct KnobSpec {
     std::string_view name;
     int Knobs::*member;
-    int default_value;
+    int default_value;  // on AVX-512 targets (32 vector registers of 16 float lanes)
+    int avx2_default;   // on targets whose vectors hold 8 floats (AVX2: 16 registers); 0: default_value
     int min, max;
     unsigned strategies;
     KnobLevel level;
@@ -101,34 +102,34 @@ inline constexpr int split_keys[] = {256, 512, 1024, 2048, 4096};
 
 // clang-format off
 inline constexpr std::array knob_table = {
-    // name             member                 default min   max  strategies        level                 tuned values                    proj   lanes
-    KnobSpec{"q_block",       &Knobs::q_block,       32,  4,  256, any_strategy,    KnobLevel::algorithm, knob_values::q_block,      false, false,
+    // name             member                 default, AVX2 default, min, max, strategies, level, tuned values, proj, lanes
+    KnobSpec{"q_block",       &Knobs::q_block,       32, 0,  4,  256, any_strategy,    KnobLevel::algorithm, knob_values::q_block,      false, false,
              "queries per parallel task, the query tile (Triton's BLOCK_M); a multiple of q_unroll and pv_unroll"},
-    KnobSpec{"k_block",       &Knobs::k_block,       128, 16, 1024, streaming_or_decode, KnobLevel::algorithm, knob_values::k_block, false, false,
+    KnobSpec{"k_block",       &Knobs::k_block,       128, 0, 16, 1024, streaming_or_decode, KnobLevel::algorithm, knob_values::k_block, false, false,
              "keys per streamed tile of the online softmax (Triton's BLOCK_N)"},
-    KnobSpec{"split_keys",    &Knobs::split_keys,    1024, 16, 65536, decode_only,  KnobLevel::algorithm, knob_values::split_keys,  false, false,
+    KnobSpec{"split_keys",    &Knobs::split_keys,    1024, 0, 16, 65536, decode_only,  KnobLevel::algorithm, knob_values::split_keys,  false, false,
              "keys per parallel split of a decode task (flash-decoding); a multiple of k_block"},
-    KnobSpec{"k_unroll",      &Knobs::k_unroll,      2,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::k_unroll,     false, false,
+    KnobSpec{"k_unroll",      &Knobs::k_unroll,      2, 0,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::k_unroll,     false, false,
              "key vectors per register tile of S = Q·Kᵀ, and per packed panel of K"},
-    KnobSpec{"vector_width",  &Knobs::vector_width,  0,   0,  16,  every_strategy,  KnobLevel::algorithm, knob_values::vector_width, false, true,
+    KnobSpec{"vector_width",  &Knobs::vector_width,  0, 0,   0,  16,  every_strategy,  KnobLevel::algorithm, knob_values::vector_width, false, true,
              "float32 lanes of every vector (0 = the target's: 16 on AVX-512, 8 on AVX2)"},
-    KnobSpec{"proj_cols",     &Knobs::proj_cols,     4,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::proj_cols,    true,  false,
+    KnobSpec{"proj_cols",     &Knobs::proj_cols,     4, 2,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::proj_cols,    true,  false,
              "output vectors per register tile of a projection (outputs past a whole tile are read clamped)"},
-    KnobSpec{"block_mask",    &Knobs::block_mask,    0,   0,  1,   streaming_only,  KnobLevel::algorithm, {},                        false, false,
+    KnobSpec{"block_mask",    &Knobs::block_mask,    0, 0,   0,  1,   streaming_only,  KnobLevel::algorithm, {},                        false, false,
              "1: the kernel takes a pre-pass's live key tiles per query tile and visits only those (run-time masks)"},
-    KnobSpec{"q_unroll",      &Knobs::q_unroll,      8,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::q_unroll,     false, false,
+    KnobSpec{"q_unroll",      &Knobs::q_unroll,      8, 4,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::q_unroll,     false, false,
              "query rows per register tile of S = Q·Kᵀ"},
-    KnobSpec{"pv_unroll",     &Knobs::pv_unroll,     4,   1,  6,   any_strategy,    KnobLevel::schedule,  knob_values::pv_unroll,    false, false,
+    KnobSpec{"pv_unroll",     &Knobs::pv_unroll,     4, 1,   1,  6,   any_strategy,    KnobLevel::schedule,  knob_values::pv_unroll,    false, false,
              "query rows per register tile of P·V (each row holds E/lanes vectors)"},
-    KnobSpec{"pv_key_block",  &Knobs::pv_key_block,  128, 0,  2048, materialized_only, KnobLevel::schedule, knob_values::pv_key_block, false, false,
+    KnobSpec{"pv_key_block",  &Knobs::pv_key_block,  128, 0, 0,  2048, materialized_only, KnobLevel::schedule, knob_values::pv_key_block, false, false,
              "keys per chunk of P·V, so a chunk of V stays in L1 (0 = whole rows, one tile at a time)"},
-    KnobSpec{"proj_rows",     &Knobs::proj_rows,     6,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::proj_rows,    true,  false,
+    KnobSpec{"proj_rows",     &Knobs::proj_rows,     6, 0,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::proj_rows,    true,  false,
              "rows per register tile of a projection"},
-    KnobSpec{"proj_panels",   &Knobs::proj_panels,   1,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     true,  false,
+    KnobSpec{"proj_panels",   &Knobs::proj_panels,   1, 0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     true,  false,
              "projection loop order: 1 = column panels of the weights outermost (a panel stays in L2), 0 = row tiles"},
-    KnobSpec{"proj_fused",    &Knobs::proj_fused,    0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     true,  false,
+    KnobSpec{"proj_fused",    &Knobs::proj_fused,    0, 0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     true,  false,
              "projections of the same input and width (Q, K, V of one x) in one loop nest (1) or one each (0)"},
-    KnobSpec{"keys_per_task", &Knobs::keys_per_task, 0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     false, false,
+    KnobSpec{"keys_per_task", &Knobs::keys_per_task, 0, 0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     false, false,
              "K packed into key panels once per call, heads in parallel (0), or inside each attention task (1)"},
 };
 // clang-format on
@@ -139,10 +140,17 @@ inline const KnobSpec* find_knob(std::string_view name) {
     return nullptr;
 }
 
-inline Knobs default_knobs(Strategy strategy = Strategy::materialized) {
+// A knob's default on a target whose natural vector holds `natural_lanes` floats. The register tiles
+// are sized for AVX-512's 32 registers; AVX2 has 16, where those tiles spill (sdpa's default schedule
+// ran at 37 % of the FMA peak on Zen 3; with these AVX2 defaults 58 %, `attnforge tune`'s best).
+inline int default_for(const KnobSpec& spec, int natural_lanes) {
+    return natural_lanes < 16 && spec.avx2_default != 0 ? spec.avx2_default : spec.default_value;
+}
+
+inline Knobs default_knobs(Strategy strategy = Strategy::materialized, int natural_lanes = 16) {
     Knobs k;
     k.strategy = strategy;
-    for (const KnobSpec& spec : knob_table) k.*spec.member = spec.default_value;
+    for (const KnobSpec& spec : knob_table) k.*spec.member = default_for(spec, natural_lanes);
     return k;
 }
 
