@@ -485,7 +485,7 @@ def main():
     ap.add_argument("--variants", default="", help="comma-separated subset of the grid's variants")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="a tiny grid, one thread, one round (a smoke test)")
-    ap.add_argument("--lengths", default="", help="flex grid: comma-separated subset of its lengths")
+    ap.add_argument("--lengths", default="", help="prefill and flex grids: comma-separated subset of their lengths")
     ap.add_argument("--flex", action="store_true",
                     help="the flex grid (bench/flex_peers.py: FlexAttention, SDPA and OpenVINO with dense masks) "
                          "instead of the prefill and decode grids; --variants picks among its variants")
@@ -498,7 +498,9 @@ def main():
     threads = [1] if a.quick else [int(t) for t in a.threads.split(",")]
     rounds = 1 if a.quick else a.rounds
     other = a.flex or a.bf16  # a grid of its own instead of the prefill and decode grids
-    shapes = [] if other else [s for s in grid(a.quick) if not a.variants or s[0] in a.variants.split(",")]
+    lengths = [int(x) for x in a.lengths.split(",")] if a.lengths else None
+    shapes = [] if other else [s for s in grid(a.quick) if (not a.variants or s[0] in a.variants.split(","))
+                               and (not lengths or s[2] in lengths)]
     memory = None if a.quick or other else peak_memory(a.attnforge)
     peers = [] if other else [peer_modules.Torch(), peer_modules.OnnxRuntime()]
     ours, adams = Ours(a.attnforge), None if a.no_adams2019 else Ours(a.attnforge, "adams2019")
