@@ -62,6 +62,13 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
     update.vectorize(si).unroll(so).unroll(s[1]);
 }
 
+// Vectors of E per P·V register tile: pv_cols, or all of E when 0 or when they do not divide it. With
+// 16 registers (AVX2) a tile of one query row by all 8 vectors of E = 64 loads 9 vectors per 8 FMAs; two
+// or three rows by half of E load 6 or 7 per 8 or 12 (P read again from L1 for the other half).
+int pv_columns(const Knobs& k, int e_vectors) {
+    return k.pv_cols > 0 && k.pv_cols < e_vectors && e_vectors % k.pv_cols == 0 ? k.pv_cols : e_vectors;
+}
+
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
 // A register tile of proj_rows rows × the plan's projection_columns accumulates over all of i, then is
 // stored. proj_panels = 1: one parallel task per column panel (projection_columns wide, all of i deep) and batch
@@ -221,13 +228,24 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
         acc.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
         const std::vector<RVar> r = acc.rvars(0);  // (k), or (pair, k/2)
         RVar ro("ro"), ri("ri");
-        Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
+        Var eo("eo"), ei("ei"), eg("eg"), eu("eu"), qg("qg"), qu("qu");
         Halide::Stage update = acc.update();
         update
             .split(r.back(), ro, ri, pairs ? std::max(1, k.pv_key_block / 2) : k.pv_key_block,
                    TailStrategy::GuardWithIf)
             .split(s[0], eo, ei, lanes, TailStrategy::RoundUp)
             .split(s[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp);
+        // A tile is qu rows by all of E, or by eu vectors of it with eg walking E's tiles inside the group.
+        const int e_vectors = (core.head_width + lanes - 1) / lanes, columns = pv_columns(k, e_vectors);
+        if (columns < e_vectors) {
+            update.split(eo, eg, eu, columns, TailStrategy::RoundUp);
+            if (pairs)
+                update.reorder(r[0], ei, eu, qu, ri, eg, qg, ro).atomic().vectorize(r[0]);
+            else
+                update.reorder(ei, eu, qu, ri, eg, qg, ro);
+            update.vectorize(ei).unroll(eu).unroll(qu);
+            return;
+        }
         if (pairs)
             update.reorder(r[0], ei, eo, qu, ri, qg, ro).atomic().vectorize(r[0]);
         else
@@ -263,17 +281,28 @@ void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Kn
     const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
     acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::RoundUp);
     const std::vector<RVar> r = acc.rvars(0);  // (k), or (pair, k/2)
-    Var eo("eo"), ei("ei"), qg("qg"), qu("qu");
+    Var eo("eo"), ei("ei"), eg("eg"), eu("eu"), qg("qg"), qu("qu");
     Halide::Stage update = acc.update();
     update.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(w[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp);
+    // A tile is qu rows by all of E, or by eu vectors of it with eg walking E's tiles inside the group.
+    const int e_vectors = (core.head_width + lanes - 1) / lanes, columns = pv_columns(k, e_vectors);
+    const bool split_e = columns < e_vectors;
+    if (split_e) update.split(eo, eg, eu, columns, TailStrategy::RoundUp);
+    const Var tile_e = split_e ? eu : eo;
+    std::vector<Halide::VarOrRVar> order;
+    if (core.value_pairs.defined()) order.emplace_back(r[0]);
+    for (const Halide::VarOrRVar& v : {Halide::VarOrRVar(ei), Halide::VarOrRVar(tile_e), Halide::VarOrRVar(qu),
+                                       Halide::VarOrRVar(core.value_pairs.defined() ? r[1] : r[0])})
+        order.push_back(v);
+    if (split_e) order.emplace_back(eg);
+    order.emplace_back(qg);
+    update.reorder(order);
     if (core.value_pairs.defined()) {
         Func weights = core.rounded_weights;
         weights.compute_at(state, rb).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
-        update.reorder(r[0], ei, eo, qu, r[1], qg).atomic().vectorize(r[0]);
-    } else {
-        update.reorder(ei, eo, qu, r[0], qg);
+        update.atomic().vectorize(r[0]);
     }
-    update.vectorize(ei).unroll(eo).unroll(qu);
+    update.vectorize(ei).unroll(tile_e).unroll(qu);
 }
 
 // Decoding (lower/decode.hpp): one parallel task per (key split, KV head, batch entry) runs the online

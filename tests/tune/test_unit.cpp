@@ -203,6 +203,33 @@ BOOST_AUTO_TEST_CASE(keys_packed_per_task_are_valid) {
     }
 }
 
+// P·V tiles over part of E (pv_cols: 1, 2 or 4 vectors, with several rows per tile; 3 does not divide
+// E = 64 and means all of E) compute the same thing, for both strategies, in float32 and in bf16 (where
+// the reduction is over pairs of keys), with a partial query tile (70 = 2·32 + 6).
+BOOST_AUTO_TEST_CASE(value_tiles_over_part_of_the_head_width_are_valid) {
+    const Halide::Target target = Halide::get_jit_target_from_environment();
+    const int lanes = target.has_feature(Halide::Target::AVX512) ? 16 : 8;
+    for (const std::string dtype : {"float32", "bf16"}) {
+        const tune::Problem problem = tune::make_problem("sdpa_causal", "output", {1, 2, 70, 70}, dtype);
+        tune::Validator validator(problem);
+        tune::Workload w(problem);
+        for (const std::string strategy : {"materialized", "streaming"}) {
+            const tune::SearchSpace space({strategy}, lanes, false);
+            for (int columns : {1, 2, 3, 4}) {
+                tune::SchedulePoint p = space.default_point(strategy);
+                BOOST_TEST(p.knobs.count("pv_cols") == 1u);
+                p.knobs["pv_cols"] = columns;
+                p.knobs["pv_unroll"] = 2;
+                p.knobs["q_unroll"] = 4;
+                p.knobs["q_block"] = 32;
+                BOOST_TEST_CONTEXT(dtype << ", " << strategy << ", pv_cols = " << columns) {
+                    BOOST_TEST(validator.check(tune::Candidate::compile(problem, p, target, 1), w) == "ok");
+                }
+            }
+        }
+    }
+}
+
 // The previous record's best always reaches the final comparison (it decides whether the build's kernel
 // is replaced), also when the record is from a build with fewer knobs: its point lacks the newer ones
 // and was matched against its completed trial by equality, so it silently dropped out (found on an

@@ -50,8 +50,8 @@ inline Strategy parse_strategy(const std::string& s) {
 struct Knobs {
     Strategy strategy = Strategy::materialized;
     int q_block = 0, k_block = 0, k_unroll = 0, vector_width = 0, proj_cols = 0, block_mask = 0;
-    int q_unroll = 0, pv_unroll = 0, pv_key_block = 0, proj_rows = 0, proj_panels = 0, proj_fused = 0,
-        keys_per_task = 0, split_keys = 0;
+    int q_unroll = 0, pv_unroll = 0, pv_cols = 0, pv_key_block = 0, proj_rows = 0, proj_panels = 0,
+        proj_fused = 0, keys_per_task = 0, split_keys = 0;
 };
 
 // Which strategies read a knob (a bit set). any_strategy: the query-tiled ones (materialized, streaming).
@@ -94,6 +94,7 @@ inline constexpr int vector_width[] = {8, 16};
 inline constexpr int proj_cols[] = {1, 2, 3, 4};
 inline constexpr int q_unroll[] = {1, 2, 3, 4, 6, 8, 10, 12};
 inline constexpr int pv_unroll[] = {1, 2, 3, 4, 6};
+inline constexpr int pv_cols[] = {0, 1, 2, 4};
 inline constexpr int pv_key_block[] = {0, 32, 64, 128, 256, 512};
 inline constexpr int proj_rows[] = {1, 2, 4, 6, 8, 12};
 inline constexpr int zero_one[] = {0, 1};
@@ -119,9 +120,11 @@ inline constexpr std::array knob_table = {
              "1: the kernel takes a pre-pass's live key tiles per query tile and visits only those (run-time masks)"},
     KnobSpec{"q_unroll",      &Knobs::q_unroll,      8, 4,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::q_unroll,     false, false,
              "query rows per register tile of S = Q·Kᵀ"},
-    KnobSpec{"pv_unroll",     &Knobs::pv_unroll,     4, 1,   1,  6,   any_strategy,    KnobLevel::schedule,  knob_values::pv_unroll,    false, false,
+    KnobSpec{"pv_unroll",     &Knobs::pv_unroll,     4, 2,   1,  6,   any_strategy,    KnobLevel::schedule,  knob_values::pv_unroll,    false, false,
              "query rows per register tile of P·V (each row holds E/lanes vectors)"},
-    KnobSpec{"pv_key_block",  &Knobs::pv_key_block,  128, 0, 0,  2048, materialized_only, KnobLevel::schedule, knob_values::pv_key_block, false, false,
+    KnobSpec{"pv_cols",       &Knobs::pv_cols,       0, 4,   0,  16,  any_strategy,    KnobLevel::schedule,  knob_values::pv_cols,      false, false,
+             "vectors of E per register tile of P·V (0 = all of E; with pv_key_block = 0, always all)"},
+    KnobSpec{"pv_key_block",  &Knobs::pv_key_block,  128, 64, 0,  2048, materialized_only, KnobLevel::schedule, knob_values::pv_key_block, false, false,
              "keys per chunk of P·V, so a chunk of V stays in L1 (0 = whole rows, one tile at a time)"},
     KnobSpec{"proj_rows",     &Knobs::proj_rows,     6, 0,   1,  12,  any_strategy,    KnobLevel::schedule,  knob_values::proj_rows,    true,  false,
              "rows per register tile of a projection"},
@@ -142,7 +145,8 @@ inline const KnobSpec* find_knob(std::string_view name) {
 
 // A knob's default on a target whose natural vector holds `natural_lanes` floats. The register tiles
 // are sized for AVX-512's 32 registers; AVX2 has 16, where those tiles spill (sdpa's default schedule
-// ran at 37 % of the FMA peak on Zen 3; with these AVX2 defaults 58 %, `attnforge tune`'s best).
+// ran at 37 % of the FMA peak on Zen 3). The AVX2 defaults are `attnforge tune`'s best on Zen 3 (sdpa,
+// L = 2048, one thread): P·V tiles of 2 rows by half of E = 64, 8 accumulators.
 inline int default_for(const KnobSpec& spec, int natural_lanes) {
     return natural_lanes < 16 && spec.avx2_default != 0 ? spec.avx2_default : spec.default_value;
 }
