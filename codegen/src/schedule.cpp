@@ -1,6 +1,7 @@
 #include <attnforge/codegen/schedules/schedule.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <variant>
 
@@ -67,6 +68,31 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
 // or three rows by half of E load 6 or 7 per 8 or 12 (P read again from L1 for the other half).
 int pv_columns(const Knobs& k, int e_vectors) {
     return k.pv_cols > 0 && k.pv_cols < e_vectors && e_vectors % k.pv_cols == 0 ? k.pv_cols : e_vectors;
+}
+
+// A P·V register tile is qu rows by all of E (the vectors eo), or by pv_cols of them (eu) with eg walking
+// E's tiles inside the query group. Returns the tile's E loop.
+Var split_value_columns(Halide::Stage update, const Var& eo, const Var& eg, const Var& eu, const Knobs& k,
+                        int head_width, int lanes) {
+    const int e_vectors = (head_width + lanes - 1) / lanes, columns = pv_columns(k, e_vectors);
+    if (columns == e_vectors) return eo;
+    update.split(eo, eg, eu, columns, TailStrategy::RoundUp);
+    return eu;
+}
+
+// The P·V update's loops, innermost first: [the bf16 pair], the lanes, the tile's E vectors and rows, the
+// keys, [E's tiles], then `outer`.
+std::vector<Halide::VarOrRVar> value_tile_order(const RVar* pair, const Var& ei, const Var& tile_e, const Var& qu,
+                                                const RVar& keys, const Var* e_tiles,
+                                                std::initializer_list<Halide::VarOrRVar> outer) {
+    std::vector<Halide::VarOrRVar> order;
+    if (pair) order.emplace_back(*pair);
+    for (const Halide::VarOrRVar& v : {Halide::VarOrRVar(ei), Halide::VarOrRVar(tile_e), Halide::VarOrRVar(qu),
+                                       Halide::VarOrRVar(keys)})
+        order.push_back(v);
+    if (e_tiles) order.emplace_back(*e_tiles);
+    order.insert(order.end(), outer);
+    return order;
 }
 
 // Projections and other plain matrix products: out(o, l, b) with its reduction sum(o, l, b) over i.
@@ -235,22 +261,11 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
                    TailStrategy::GuardWithIf)
             .split(s[0], eo, ei, lanes, TailStrategy::RoundUp)
             .split(s[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp);
-        // A tile is qu rows by all of E, or by eu vectors of it with eg walking E's tiles inside the group.
-        const int e_vectors = (core.head_width + lanes - 1) / lanes, columns = pv_columns(k, e_vectors);
-        if (columns < e_vectors) {
-            update.split(eo, eg, eu, columns, TailStrategy::RoundUp);
-            if (pairs)
-                update.reorder(r[0], ei, eu, qu, ri, eg, qg, ro).atomic().vectorize(r[0]);
-            else
-                update.reorder(ei, eu, qu, ri, eg, qg, ro);
-            update.vectorize(ei).unroll(eu).unroll(qu);
-            return;
-        }
-        if (pairs)
-            update.reorder(r[0], ei, eo, qu, ri, qg, ro).atomic().vectorize(r[0]);
-        else
-            update.reorder(ei, eo, qu, ri, qg, ro);
-        update.vectorize(ei).unroll(eo).unroll(qu);
+        const Var tile_e = split_value_columns(update, eo, eg, eu, k, core.head_width, lanes);
+        update.reorder(value_tile_order(pairs ? &r[0] : nullptr, ei, tile_e, qu, ri, tile_e.same_as(eu) ? &eg : nullptr,
+                                        {qg, ro}));
+        if (pairs) update.atomic().vectorize(r[0]);
+        update.vectorize(ei).unroll(tile_e).unroll(qu);
         return;
     }
     // P·V register tiles: pv_unroll rows × all of E, accumulated over every key.
@@ -284,20 +299,11 @@ void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Kn
     Var eo("eo"), ei("ei"), eg("eg"), eu("eu"), qg("qg"), qu("qu");
     Halide::Stage update = acc.update();
     update.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(w[1], qg, qu, k.pv_unroll, TailStrategy::RoundUp);
-    // A tile is qu rows by all of E, or by eu vectors of it with eg walking E's tiles inside the group.
-    const int e_vectors = (core.head_width + lanes - 1) / lanes, columns = pv_columns(k, e_vectors);
-    const bool split_e = columns < e_vectors;
-    if (split_e) update.split(eo, eg, eu, columns, TailStrategy::RoundUp);
-    const Var tile_e = split_e ? eu : eo;
-    std::vector<Halide::VarOrRVar> order;
-    if (core.value_pairs.defined()) order.emplace_back(r[0]);
-    for (const Halide::VarOrRVar& v : {Halide::VarOrRVar(ei), Halide::VarOrRVar(tile_e), Halide::VarOrRVar(qu),
-                                       Halide::VarOrRVar(core.value_pairs.defined() ? r[1] : r[0])})
-        order.push_back(v);
-    if (split_e) order.emplace_back(eg);
-    order.emplace_back(qg);
-    update.reorder(order);
-    if (core.value_pairs.defined()) {
+    const bool pairs = core.value_pairs.defined();
+    const Var tile_e = split_value_columns(update, eo, eg, eu, k, core.head_width, lanes);
+    update.reorder(value_tile_order(pairs ? &r[0] : nullptr, ei, tile_e, qu, pairs ? r[1] : r[0],
+                                    tile_e.same_as(eu) ? &eg : nullptr, {qg}));
+    if (pairs) {
         Func weights = core.rounded_weights;
         weights.compute_at(state, rb).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
         update.atomic().vectorize(r[0]);
