@@ -266,9 +266,10 @@ private:
                 f(vars) = value(in(vars));
             }
             GeneratorInput<Buffer<>>* buffer = inputs_[n];
-            ctx.inputs.emplace(spec.name, cg::Lowered{f, extents, true, [buffer, value](const std::vector<Expr>& at) {
-                                                          return value((*buffer)(at));
-                                                      }});
+            ctx.inputs.emplace(spec.name,
+                               cg::Lowered{f, extents, true,
+                                           [buffer, value](const std::vector<Expr>& at) { return value((*buffer)(at)); },
+                                           [buffer](const std::vector<Expr>& at) { return (*buffer)(at); }});
         }
     }
 

@@ -32,6 +32,9 @@ struct Lowered {
     // An input's buffer read directly, not through its Func (empty for anything else): a reduction's
     // condition that reads it becomes a loop bound (Halide lifts conditions on inputs only).
     std::function<Halide::Expr(const std::vector<Halide::Expr>&)> buffer;
+    // The same element as stored (bf16 or fp16 of a 16-bit kernel, not converted to float32): operands of
+    // products over bf16 pairs read in place (the decode strategy's Q·Kᵀ). Empty where buffer is.
+    std::function<Halide::Expr(const std::vector<Halide::Expr>&)> stored;
 };
 
 // Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch

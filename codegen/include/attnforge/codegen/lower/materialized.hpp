@@ -48,7 +48,7 @@ inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::ke
     }
     if (bf16_weights) {
         core.rounded_weights = Halide::Func(in.name + "_rounded_weights");
-        core.rounded_weights(k, q, h, b) = round_to_bf16(Halide::select(k < Lk, core.exps(k, q, h, b), 0.0f));
+        core.rounded_weights(k, q, h, b) = round_weight_to_bf16(Halide::select(k < Lk, core.exps(k, q, h, b), 0.0f));
     }
     std::tie(core.row_sum, core.row_sum_lanes) = reduce_by_lanes(
         in.name + "_row_sum", lane_sum(), core.exps, Lk, {q, h, b}, q, skipped_band, tiles.query_tile, tiles.lanes);

@@ -46,12 +46,22 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
         // lanes combine in one expression (a shuffle tree, as reduce_by_lanes), no loop over them.
         Halide::Var u("u");
-        Halide::RDom eo(0, E / tiles.lanes, "eo");
-        const Halide::Expr column = eo * tiles.lanes + u;
         Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
         per_lane(u, kv, qi, h, b) = 0.0f;
-        per_lane(u, kv, qi, h, b) += q.func(column, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) *
-                                     k.func(column, Halide::clamp(kv, 0, k.extents[1] - 1), h / group, b);
+        const Halide::Expr query = Halide::clamp(qi, 0, q.extents[1] - 1), key = Halide::clamp(kv, 0, k.extents[1] - 1);
+        if (tiles.bf16_products && q.stored && k.stored && E % (2 * tiles.lanes) == 0) {
+            // bf16 Q and K as stored: a row of K holds its pairs of e adjacent already, so lane u sums the
+            // pairs (2c, 2c + 1) with c ≡ u (mod lanes), one vdpbf16ps per 32 columns, no conversion (the
+            // schedule vectorizes the pair element with atomic(): lower/bf16_pairs.hpp).
+            Halide::RDom eo(0, 2, 0, E / (2 * tiles.lanes), "eo");
+            const Halide::Expr column = 2 * (eo.y * tiles.lanes + u) + eo.x;
+            per_lane(u, kv, qi, h, b) +=
+                pair_product(q.stored({column, query, h, b}), k.stored({column, key, h / group, b}));
+        } else {
+            Halide::RDom eo(0, E / tiles.lanes, "eo");
+            const Halide::Expr column = eo * tiles.lanes + u;
+            per_lane(u, kv, qi, h, b) += q.func(column, query, h, b) * k.func(column, key, h / group, b);
+        }
         sum(kv, qi, h, b) = combine_lanes(
             lane_sum(), [&](int i) { return per_lane(i, kv, qi, h, b); }, tiles.lanes);
         f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;

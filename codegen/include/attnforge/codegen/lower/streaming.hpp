@@ -53,7 +53,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
         core.value_pairs(pair, e, k2, h, b) =
             round_to_bf16(Halide::select(pair_key < Lk, core.values(e, Halide::min(pair_key, Lk - 1), h, b), 0.0f));
         core.rounded_weights = Halide::Func(name + "_rounded_weights");
-        core.rounded_weights(kk, qi, qt, h, b, kb) = round_to_bf16(block.exps(kk, qi, qt, h, b, kb));
+        core.rounded_weights(kk, qi, qt, h, b, kb) = round_weight_to_bf16(block.exps(kk, qi, qt, h, b, kb));
         Halide::RDom rk = pair_reduction(Kb, "rk");
         core.block_weighted = Halide::Func(name + "_block_weighted_bf16");
         core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
