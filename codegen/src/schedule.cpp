@@ -340,8 +340,10 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     constexpr int keys_at_once = 4;
     Func sum = core.dot.sum;
     Var ko("ko"), ki("ki");
-    sum.compute_at(tile).split(sum.args().at(0), ko, ki, keys_at_once, TailStrategy::RoundUp).unroll(ki);
+    sum.compute_at(tile).split(sum.args().at(0), ko, ki, keys_at_once, TailStrategy::RoundUp).vectorize(ki);
     per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
+    Func fold = core.dot.lane_fold;
+    fold.compute_at(sum, ko).vectorize(fold.args()[0], 4).unroll(fold.args()[1]);
     const std::vector<RVar> re = per_lane.rvars(0);
     Halide::Stage products = per_lane.update();
     if (re.size() == 2) {  // over bf16 pairs (lower/score.hpp): the pair's element innermost, one vdpbf16ps
@@ -365,12 +367,21 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     // read from memory by the first row and from L1 by the others (decode_gqa bf16, Lq = 1, Lk = 32768:
     // 12.3 -> 11.6 ms; the rows inside the key loop, V converted once for all, measured 13.4 ms).
     RVar rko("rko"), rki("rki");
-    acc.update()
-        .split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-        .split(rk, rko, rki, 32)
-        .reorder(ei, eo, rki, w[1], w[2], rko)
-        .vectorize(ei)
-        .unroll(eo);
+    Halide::Stage weighted = acc.update();
+    if (core.rounded_weights.defined()) {  // over bf16 pairs of keys (lower/decode.hpp): one vdpbf16ps a pair
+        core.rounded_weights.compute_at(tile).vectorize(core.rounded_weights.args()[0], lanes, TailStrategy::RoundUp);
+        const RVar pair_element = acc.rvars(0).at(0), pair = acc.rvars(0).at(1);
+        weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
+            .split(pair, rko, rki, 16)
+            .reorder(pair_element, ei, eo, rki, w[1], w[2], rko)
+            .atomic()
+            .vectorize(pair_element);
+    } else {
+        weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
+            .split(rk, rko, rki, 32)
+            .reorder(ei, eo, rki, w[1], w[2], rko);
+    }
+    weighted.vectorize(ei).unroll(eo);
 
     // The merge: per (h, b) of the output, the splits' maxima, then their sums.
     Func out = owner.func;

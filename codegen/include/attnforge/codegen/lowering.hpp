@@ -55,8 +55,9 @@ struct QueryPositions {
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
 struct ScoreProduct {
     Halide::Func scaled, sum, keys;
-    // The decode plan's product per lane (u, k, q, h, b), sum combining the lanes; else undefined.
-    Halide::Func per_lane;
+    // The decode plan's product per lane (u, k, q, h, b), its lanes folded to four (j, k, q, h, b), sum
+    // combining those; else undefined.
+    Halide::Func per_lane, lane_fold;
     // Under Tiles::bf16_products: Q rounded to bf16 (e, q, h, b), read by the product in pairs; keys is then
     // (pair, kk, e/2, kt, h, b). Else undefined.
     Halide::Func queries;

@@ -92,7 +92,14 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         values(e, q, h, b) = v.func(detail::value_column(e, E), q, h, b);
         Halide::Func output;
         if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
-            DecodeCore core = detail::decode_attention(in, values, E, group, *decode, weighted_name);
+            // P·V over pairs of keys where V is the kernel's own bf16 input (lower/decode.hpp): V read as stored.
+            Halide::Func stored_values;
+            if (ctx.tiles().bf16_products && v.stored &&
+                v.stored(std::vector<Halide::Expr>(v.func.dimensions(), 0)).type() == Halide::BFloat(16)) {
+                stored_values = Halide::Func(weighted_name + "_stored_values");
+                stored_values(e, q, h, b) = v.stored({detail::value_column(e, E), q, h, b});
+            }
+            DecodeCore core = detail::decode_attention(in, values, stored_values, E, group, *decode, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {

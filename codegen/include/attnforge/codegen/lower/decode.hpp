@@ -6,6 +6,7 @@
 // rows give zero rows, never NaN.
 #pragma once
 
+#include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/online_softmax.hpp>
@@ -18,8 +19,8 @@
 
 namespace attnforge::codegen::detail {
 
-inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& values, int head_width, int group,
-                                   const DecodePlan& plan, const std::string& name) {
+inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
+                                   int head_width, int group, const DecodePlan& plan, const std::string& name) {
     using Halide::Expr;
     DecodeCore core;
     fill_common(core, in);
@@ -39,6 +40,23 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
+    if (stored_values.defined() && Kt % 2 == 0) {
+        // bf16 V as stored (its own input): exps · V over pairs of keys, one vdpbf16ps per 16 columns and
+        // pair, the pair's two V rows interleaved in registers (no packing of the cache). P is rounded to
+        // bf16 after its sum adds the float32 exps, as the prefill strategies do (docs/storage_types.md).
+        core.rounded_weights = Halide::Func(name + "_rounded_weights");
+        core.rounded_weights(kk, q, g, hk, b, kb) = round_weight_to_bf16(core.block_exps(kk, q, g, hk, b, kb));
+        Halide::RDom rk = pair_reduction(Kt, "rk");
+        // Each key of the pair clamped on its own, selected by the pair's element: two dense row loads that
+        // interleave (a clamp of the element's key itself would make the load a gather).
+        const Expr first = kb * Kt + 2 * rk.y;
+        const Expr value = Halide::select(rk.x == 0, stored_values(e, Halide::min(first, Lk - 1), hk, b),
+                                          stored_values(e, Halide::min(first + 1, Lk - 1), hk, b));
+        core.block_weighted = Halide::Func(name + "_block_weighted_pairs");
+        core.block_weighted(e, q, g, hk, b, kb) = 0.0f;
+        core.block_weighted(e, q, g, hk, b, kb) +=
+            pair_product(core.rounded_weights(2 * rk.y + rk.x, q, g, hk, b, kb), value);
+    }
 
     // The state of split s: its tiles kb = s·T + rb, those that exist, hold valid keys and reach the
     // band of some query (query 0 sits lowest, query Lq − 1 highest).
