@@ -323,8 +323,11 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     Var task("task");
     state.compute_root().vectorize(s[0], lanes, TailStrategy::RoundUp);
     const RVar rb = state.rvars(0).at(0);
+    // Over bf16 pairs, the P·V of a query's group heads is one register tile (below): the heads inside the query.
+    const bool value_pairs = core.rounded_weights.defined();
     state.update()
-        .reorder(s[0], s[1], s[2], rb, s[5], s[3], s[4])
+        .reorder(value_pairs ? std::vector<Halide::VarOrRVar>{s[0], s[2], s[1], rb, s[5], s[3], s[4]}
+                             : std::vector<Halide::VarOrRVar>{s[0], s[1], s[2], rb, s[5], s[3], s[4]})
         .fuse(s[5], s[3], task)
         .fuse(task, s[4], task)
         .parallel(task)
@@ -360,7 +363,7 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     // unrolled inside the key loop, each V row loaded once for all: no faster on Zen 4, decode_gqa.)
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, q, g, hk, b, kb)
-    acc.compute_at(tile).vectorize(w[0], lanes, TailStrategy::RoundUp);
+    acc.compute_at(value_pairs ? Halide::LoopLevel(state, s[1]) : tile).vectorize(w[0], lanes, TailStrategy::RoundUp);
     Var eo("eo"), ei("ei");
     const RVar rk = acc.rvars(0).at(0);
     // Keys in runs of 32, every row over a run before the next: a run of V (8 KiB of float32 at E = 128) is
@@ -371,17 +374,22 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     if (core.rounded_weights.defined()) {  // over bf16 pairs of keys (lower/decode.hpp): one vdpbf16ps a pair
         core.rounded_weights.compute_at(tile).vectorize(core.rounded_weights.args()[0], lanes, TailStrategy::RoundUp);
         const RVar pair_element = acc.rvars(0).at(0), pair = acc.rvars(0).at(1);
+        Var eoo("eoo"), eoi("eoi");
         weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-            .split(pair, rko, rki, 16)
-            .reorder(pair_element, ei, eo, rki, w[1], w[2], rko)
+            .split(eo, eoo, eoi, 4, TailStrategy::RoundUp)
+            .reorder(pair_element, ei, eoi, w[2], pair, w[1], eoo)
             .atomic()
-            .vectorize(pair_element);
+            .vectorize(pair_element)
+            .unroll(eoi)
+            .unroll(w[2])
+            .unroll(eoo);
     } else {
         weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
             .split(rk, rko, rki, 32)
-            .reorder(ei, eo, rki, w[1], w[2], rko);
+            .reorder(ei, eo, rki, w[1], w[2], rko)
+            .unroll(eo);
     }
-    weighted.vectorize(ei).unroll(eo);
+    weighted.vectorize(ei);
 
     // The merge: per (h, b) of the output, the splits' maxima, then their sums.
     Func out = owner.func;
