@@ -323,11 +323,9 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     Var task("task");
     state.compute_root().vectorize(s[0], lanes, TailStrategy::RoundUp);
     const RVar rb = state.rvars(0).at(0);
-    // Over bf16 pairs, the P·V of a query's group heads is one register tile (below): the heads inside the query.
-    const bool value_pairs = core.rounded_weights.defined();
+    // A query's group heads inside the query: their P·V is one register tile (below).
     state.update()
-        .reorder(value_pairs ? std::vector<Halide::VarOrRVar>{s[0], s[2], s[1], rb, s[5], s[3], s[4]}
-                             : std::vector<Halide::VarOrRVar>{s[0], s[1], s[2], rb, s[5], s[3], s[4]})
+        .reorder(s[0], s[2], s[1], rb, s[5], s[3], s[4])
         .fuse(s[5], s[3], task)
         .fuse(task, s[4], task)
         .parallel(task)
@@ -359,37 +357,28 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
     core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
     reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, tile, lanes);
-    // exps · V: per row, E/lanes accumulators in registers over the tile's keys. (The group's heads
-    // unrolled inside the key loop, each V row loaded once for all: no faster on Zen 4, decode_gqa.)
+    // exps · V: one register tile per query, all of its group heads by `columns` vectors of E, over every
+    // key of the tile; each V row (a pair of rows over bf16 pairs) is loaded once for all the heads, and the
+    // memory stream of V runs through the whole loop. (Per head with V reloaded from L1 for the next head:
+    // decode_gqa Lq = 4, Zen 4, 57.5 -> 45.6 ms in float32; bf16 Lq = 1 with a vdpbf16ps P·V: 10.6 -> 9.1 ms.)
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, q, g, hk, b, kb)
-    acc.compute_at(value_pairs ? Halide::LoopLevel(state, s[1]) : tile).vectorize(w[0], lanes, TailStrategy::RoundUp);
-    Var eo("eo"), ei("ei");
-    const RVar rk = acc.rvars(0).at(0);
-    // Keys in runs of 32, every row over a run before the next: a run of V (8 KiB of float32 at E = 128) is
-    // read from memory by the first row and from L1 by the others (decode_gqa bf16, Lq = 1, Lk = 32768:
-    // 12.3 -> 11.6 ms; the rows inside the key loop, V converted once for all, measured 13.4 ms).
-    RVar rko("rko"), rki("rki");
+    acc.compute_at(Halide::LoopLevel(state, s[1])).vectorize(w[0], lanes, TailStrategy::RoundUp);
+    const int e_vectors = std::max(1, core.head_width / lanes);
+    const int accumulators = lanes >= 16 ? 16 : 8;  // half the vector registers (32 with AVX-512, 16 with AVX2)
+    int columns = std::clamp(accumulators / std::max(1, core.group), 1, e_vectors);
+    while (e_vectors % columns != 0) --columns;  // whole tiles of E: no column past it is ever read
+    Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
     Halide::Stage weighted = acc.update();
+    weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(eo, eoo, eoi, columns, TailStrategy::RoundUp);
     if (core.rounded_weights.defined()) {  // over bf16 pairs of keys (lower/decode.hpp): one vdpbf16ps a pair
         core.rounded_weights.compute_at(tile).vectorize(core.rounded_weights.args()[0], lanes, TailStrategy::RoundUp);
         const RVar pair_element = acc.rvars(0).at(0), pair = acc.rvars(0).at(1);
-        Var eoo("eoo"), eoi("eoi");
-        weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-            .split(eo, eoo, eoi, 4, TailStrategy::RoundUp)
-            .reorder(pair_element, ei, eoi, w[2], pair, w[1], eoo)
-            .atomic()
-            .vectorize(pair_element)
-            .unroll(eoi)
-            .unroll(w[2])
-            .unroll(eoo);
+        weighted.reorder(pair_element, ei, eoi, w[2], pair, w[1], eoo).atomic().vectorize(pair_element);
     } else {
-        weighted.split(w[0], eo, ei, lanes, TailStrategy::RoundUp)
-            .split(rk, rko, rki, 32)
-            .reorder(ei, eo, rki, w[1], w[2], rko)
-            .unroll(eo);
+        weighted.reorder(ei, eoi, w[2], acc.rvars(0).at(0), w[1], eoo);
     }
-    weighted.vectorize(ei);
+    weighted.vectorize(ei).unroll(eoi).unroll(w[2]).unroll(eoo);
 
     // The merge: per (h, b) of the output, the splits' maxima, then their sums.
     Func out = owner.func;

@@ -123,6 +123,7 @@ struct DecodeCore : CoreCommon {
     Halide::Func block_scores, block_max, block_exps, block_sum, block_weighted, state;
     Halide::Func block_max_lanes, block_sum_lanes;
     Halide::Func split_max, merged;
+    int group = 1;  // query heads per KV head (Hq / Hkv)
 };
 
 // One type per strategy: a schedule visits the one it gets.

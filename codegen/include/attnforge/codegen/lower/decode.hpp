@@ -26,6 +26,7 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     fill_common(core, in);
     core.values = values;
     core.head_width = head_width;
+    core.group = group;
     const int Kt = plan.key_tile, T = plan.split_keys / plan.key_tile;
     const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
     Halide::Var kk("kk"), q("q"), g("g"), hk("hk"), b("b"), kb("kb"), e("e"), s("s"), h("h");
