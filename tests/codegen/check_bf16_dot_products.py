@@ -27,6 +27,9 @@ BF16_KERNELS = [
     # input) and Q·Kᵀ and P·V of projected Q, K, V stay float32
     ("mha", "materialized", [("linear", 3)]),
     ("gqa", "streaming", [("linear", 3)]),
+    # decoding reads bf16 Q, K and V as stored: Q·Kᵀ along each key row (its loop over keys, the lanes folded
+    # in the same loop) and P·V over pairs of keys
+    ("decode_gqa", "decode", [("score", None, r"score_\d+_sum\.s0\.k\.ko"), "weighted_sum"]),
 ]
 
 
@@ -71,10 +74,9 @@ def main():
         loops = inner_loops(generate(generator, out, name, ZEN4, variant=variant, result="output",
                                      strategy=strategy, dtype="bf16"))
         for product in products:
-            product, at_least = product if isinstance(product, tuple) else (product, None)
-            found = [(label, body) for label, body in loops if re.search(rf"{product}_\d+_\w*sum\.s1\.|"
-                                                                         rf"{product}_\d+_block_weighted\w*\.s1\.",
-                                                                         label)]
+            product, at_least, pattern = (product + (None,))[:3] if isinstance(product, tuple) else (product, None, None)
+            pattern = pattern or rf"{product}_\d+_\w*sum\.s1\.|{product}_\d+_block_weighted\w*\.s1\."
+            found = [(label, body) for label, body in loops if re.search(pattern, label)]
             if not found:
                 failures.append(f"{name}: no inner loop of {product} in the assembly ({out}/{name}.s)")
             paired = []
