@@ -314,8 +314,9 @@ void schedule_core(StreamingCore core, Owner owner, const Tiles& tiles, const Kn
 // Decoding (lower/decode.hpp): one parallel task per (key split, KV head, batch entry) runs the online
 // softmax of all the group's query rows over the split's key tiles; everything of a tile is computed
 // inside the tile loop, so each tile of K and V is read from memory once and then from L1 by every
-// row. The score product of one key is E/lanes vector FMAs along the row of K as stored, then a
-// shuffle tree (the lanes combined in the algorithm). The merge of the splits is small: per (h, b).
+// row. The score product of one key is E/lanes vector FMAs (bf16: vdpbf16ps) along the row of K as
+// stored, its lanes folded to four and four keys' quarters added as one vector (lower/score.hpp). P·V is a
+// register tile per query over its group heads. The merge of the splits is small: per (h, b).
 void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs&) {
     const int lanes = tiles.lanes;
     Func state = core.state;
@@ -336,8 +337,9 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     Func per_lane = core.dot.per_lane;
     const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
     // Four keys at a time: four independent chains of FMAs (one key's E/lanes products depend on each
-    // other, 4 cycles apiece), each row of Q loaded once for the four. (A vector of keys at a time, their
-    // lane sums read back as vectors of keys at stride `lanes`, measured 2x slower: gathers.)
+    // other, 4 cycles apiece), each row of Q loaded once for the four, and their folded lanes added as one
+    // vector of four keys. (A vector of 16 keys at a time, their lane sums read back at stride `lanes`,
+    // measured 2x slower: gathers. The group's heads inside the four keys, K loaded once for all: no faster.)
     constexpr int keys_at_once = 4;
     Func sum = core.dot.sum;
     Var ko("ko"), ki("ki");

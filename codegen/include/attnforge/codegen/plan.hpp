@@ -37,7 +37,7 @@ struct StreamingPlan : Tiles {
 // group, over a split of split_keys keys (flash-decoding: splits in parallel, so that B · Hkv smaller
 // than the thread count still uses every core), online softmax over key tiles of key_tile keys inside
 // a split, the splits' (max, sum, output) merged by their log-sum-exp. The score product of one key is
-// reduced lane by lane along E (E/lanes vector products and a shuffle tree), not over packed key panels.
+// reduced lane by lane along E (E/lanes vector products, the lanes folded), not over packed key panels.
 struct DecodePlan : Tiles {
     int key_tile = 128;     // keys per tile of the online softmax inside a split
     int split_keys = 1024;  // keys per parallel split (a multiple of key_tile)

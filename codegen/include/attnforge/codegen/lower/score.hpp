@@ -44,7 +44,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
                 std::to_string(E) + " is not a multiple of the vector lanes (" + std::to_string(tiles.lanes) + ")");
         // Decoding: K read in place, one key row at a time (no packing: the cache is streamed once).
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
-        // lanes combine in one expression (a shuffle tree, as reduce_by_lanes), no loop over them.
+        // lanes combine in expressions (below), no loop over them.
         Halide::Var u("u");
         Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
         per_lane(u, kv, qi, h, b) = 0.0f;
