@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "fma_peak.hpp"
+#include "huge_pages.hpp"
 #include "read_bandwidth.hpp"
 #include "tensors.hpp"
 #include <attnforge/errors.hpp>
@@ -92,6 +93,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
         double bytes = 0;
         for (const auto& [name, t] : inputs) bytes += static_cast<double>(t.element_count()) * double(t.item_bytes());
+        // Measured once the inputs exist (before the bandwidth probe's own buffer): how much of them the
+        // kernel streams through 2 MiB pages (main.cpp: malloc under glibc.malloc.hugetlb=1).
+        const std::optional<double> huge_pages = anon_huge_page_bytes();
         bytes += static_cast<double>(dsl::element_count(attnforge::testing::shape_for(sig.output, sizes))) *
                  (storage == dsl::element_type::float32 ? 4.0 : 2.0);
         std::string shape = fmt::format("B={}", o.batch);
@@ -103,6 +107,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         out << fmt::format("attnforge bench {}: {}{}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",
                            o.variant, shape, o.dtype == "float32" ? "" : ", " + o.dtype + " storage", flops / 1e9,
                            bytes / 1e6);
+        if (huge_pages) out << fmt::format("{:.1f} MB of the process in transparent huge pages\n", *huge_pages / 1e6);
         out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8} {:>6}\n", "threads", "engine", "ms", "GFLOP/s",
                            "% peak", "GB/s", "% bw");
         for (int threads : o.threads) {
@@ -151,7 +156,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                 {"bytes", bytes},
                                 {"gbs", bytes / s / 1e9},
                                 {"read_bandwidth_gbs", bandwidth.gbs},
-                                {"fraction_of_bandwidth", bytes / s / 1e9 / bandwidth.gbs}});
+                                {"fraction_of_bandwidth", bytes / s / 1e9 / bandwidth.gbs},
+                                {"huge_page_bytes", huge_pages ? nlohmann::json(*huge_pages) : nlohmann::json()}});
             }
         }
         if (o.interpreter) {

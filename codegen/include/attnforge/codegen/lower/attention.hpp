@@ -92,10 +92,10 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         values(e, q, h, b) = v.func(detail::value_column(e, E), q, h, b);
         Halide::Func output;
         if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
-            // P·V over pairs of keys where V is the kernel's own bf16 input (lower/decode.hpp): V read as stored.
+            // P·V over pairs of keys where V is the kernel's own input (lower/decode.hpp): V read as stored, bf16
+            // (bf16_products: a bf16 kernel, whose float inputs are all stored in bf16).
             Halide::Func stored_values;
-            if (ctx.tiles().bf16_products && v.stored &&
-                v.stored(std::vector<Halide::Expr>(v.func.dimensions(), 0)).type() == Halide::BFloat(16)) {
+            if (ctx.tiles().bf16_products && v.stored) {
                 stored_values = Halide::Func(weighted_name + "_stored_values");
                 stored_values(e, q, h, b) = v.stored({detail::value_column(e, E), q, h, b});
             }

@@ -13,6 +13,7 @@
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -36,12 +37,15 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     // One key tile: its scores (past Lk masked; the product reads clamped), max, exps, sum and exps · V.
     core.block_scores = Halide::Func(name + "_block_scores");
     core.block_scores(kk, q, g, hk, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, q, head, b), inf));
-    const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e,
-                                     [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), hk, b); });
+    const bool value_pairs = stored_values.defined() && Kt % 2 == 0;
+    std::function<Expr(const Expr&)> value_of_key;
+    if (!value_pairs)
+        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), hk, b); };
+    const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
-    if (stored_values.defined() && Kt % 2 == 0) {
+    if (value_pairs) {
         // bf16 V as stored (its own input): exps · V over pairs of keys, one vdpbf16ps per 16 columns and
         // pair, the pair's two V rows interleaved in registers (no packing of the cache). P is rounded to
         // bf16 after its sum adds the float32 exps, as the prefill strategies do (docs/storage_types.md).

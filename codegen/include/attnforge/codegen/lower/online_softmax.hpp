@@ -33,7 +33,8 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 
 // A key block of key_tile keys: its scores (kk, row...) in base 2 (keys past Lk already −∞) give the
 // block's max and sum (row...) reduced lane by lane, its exps (kk, row...) and exps · V (e, row...),
-// where value(rk) is V at column e for the block's key rk. row[0] is the query index.
+// where value(rk) is V at column e for the block's key rk; no value: no exps · V (the caller forms it
+// over bf16 pairs of keys). row[0] is the query index.
 struct KeyBlock {
     Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
 };
@@ -56,6 +57,7 @@ inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, c
     k.exps(with(kk)) = softmax_exp2(scores(with(kk)) - ieee(Halide::select(m == inf, 0.0f, m)));
     std::tie(k.sum, k.sum_lanes) = reduce_by_lanes(name + "_block_sum", lane_sum(), k.exps, key_tile, row, row.at(0),
                                                    {}, 1, lanes);
+    if (!value) return k;
     Halide::RDom rk(0, key_tile, "rk");
     k.weighted = Halide::Func(name + "_block_weighted");
     k.weighted(with(e)) = 0.0f;

@@ -9,6 +9,7 @@
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,13 +36,15 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
     block_scores(kk, qi, qt, h, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, h, b), inf));
 
-    const KeyBlock block = key_block(name, block_scores, {qi, qt, h, b, kb}, Kb, plan.lanes, e, [&](const Expr& rk) {
-        return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b);
-    });
+    const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && values_are_input;
+    std::function<Expr(const Expr&)> value_of_key;
+    if (!value_pairs)
+        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b); };
+    const KeyBlock block = key_block(name, block_scores, {qi, qt, h, b, kb}, Kb, plan.lanes, e, value_of_key);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
-    if (plan.bf16_products && Kb % 2 == 0 && values_are_input) {
+    if (value_pairs) {
         // exps · V over pairs of keys (lower/bf16_pairs.hpp) where V is the kernel's bf16 input (a computed V,
         // rounded, and P rounded too: in a graph where the output feeds a LayerNorm and a large-logit
         // attention, decoder_layer, those 2⁻⁹ errors flip its softmax, beyond docs/contract.md §5's bf16
