@@ -462,6 +462,8 @@ def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, bes
             flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
             bw = [r["read_bandwidth_gbs"] for r in ours_rows if r.get("read_bandwidth_gbs")]
             bandwidth = statistics.median(bw) if bw else None
+            # How much of attnforge's process lay in transparent huge pages (its cache's GB/s depends on it).
+            huge = [r["huge_page_bytes"] for r in ours_rows if r.get("huge_page_bytes") is not None]
             for impl, ms in samples.items():
                 m = statistics.median(ms)
                 gbs = kv_bytes / m / 1e6
@@ -470,7 +472,8 @@ def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, bes
                              "fraction_of_peak": flops / m / 1e6 / statistics.median(peak), "check_ok": ok.get(impl),
                              "samples_ms": ms, "retaken_rounds": retakes, "kv_bytes": kv_bytes, "gbs": gbs,
                              "read_bandwidth_gbs": bandwidth,
-                             "fraction_of_read_bandwidth": gbs / bandwidth if bandwidth else None})
+                             "fraction_of_read_bandwidth": gbs / bandwidth if bandwidth else None,
+                             "attnforge_huge_page_bytes": min(huge) if huge else None})
             print(f"[decode {n + 1}/{len(cells)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
                   + ", ".join(f"{r['implementation']} {r['ms']:.3f} ms {r['gbs']:.1f} GB/s"
                               for r in rows[-len(samples):]),
