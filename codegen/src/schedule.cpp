@@ -349,9 +349,9 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     // registers: each K row is loaded once for the whole group, so the K stream from memory runs through
     // all of the group's products instead of one head's, the other heads re-reading the tile from L2 while
     // no memory read is in flight. Every loop over the heads unrolled (products, folds, sums), so the
-    // accumulators and the folds stay in registers. decode_gqa (group 4), Zen 4, one thread: Lq = 1,
-    // B = 1, Lk = 32768, float32 17.2 -> 13.9 ms, bf16 9.2 -> 7.5 ms; Lq = 4: 43.8 -> 34.7 ms.
-    // (The heads inside without those unrolls: 17.7 -> 21.5 ms, folds through the stack.)
+    // accumulators and the folds stay in registers. With the loads in address order (below): decode_gqa
+    // (group 4), Zen 4, one thread, B = 1, Lk = 32768: float32 Lq = 1 16.4 -> 11.9 ms, Lq = 4 42.6 -> 32.8 ms,
+    // bf16 Lq = 1 8.6 -> 7.3 ms. (The heads inside without those unrolls: slower, the folds through the stack.)
     const int accumulators = lanes >= 16 ? 16 : 8;  // half the vector registers (32 with AVX-512, 16 with AVX2)
     const bool heads_inside = core.group > 1 && keys_at_once * core.group <= accumulators;
     if (heads_inside) {
@@ -362,11 +362,16 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     fold.compute_at(sum, ko).vectorize(fold.args()[0], 4).unroll(fold.args()[1]);
     const std::vector<RVar> re = per_lane.rvars(0);
     Halide::Stage products = per_lane.update();
+    // The loop over the four keys outermost, so that the loads walk K in address order: a key's row (E/lanes
+    // vectors), then the next key's. (Column by column across the four keys, rows 4·E bytes apart, the
+    // hardware prefetcher streams K worse: decode_gqa float32 Lq = 1, B = 1, Lk = 32768, one thread, Zen 4,
+    // 16.5 vs 12.4 ms.)
     std::vector<Halide::VarOrRVar> order;
     if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/score.hpp): the pair's element innermost
-    order.insert(order.end(), {u[0], u[1]});
+    order.push_back(u[0]);
     if (heads_inside) order.push_back(u[3]);
     order.push_back(re.back());
+    order.push_back(u[1]);
     products.reorder(order);
     if (re.size() == 2) products.atomic().vectorize(re[0]);  // one vdpbf16ps
     if (heads_inside) {
