@@ -358,6 +358,19 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
         sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], core.group).unroll(sv[2]);
     }
+    // Likewise a KV head's query rows, four at a time, where Lq >= 4 (one head per KV head, `decode`): decode
+    // B = 1, Lq = 4, H = 8, one thread, Zen 4: Lk = 32768 9.38 -> 8.12 ms, Lk = 4096 0.90 -> 0.79 ms; Lq = 1 runs
+    // the loop nest above unchanged. (ShiftInwards: the last four rows of a query length that is not a
+    // multiple of four overlap the ones before; sum is pure, so they are computed twice, not added twice.)
+    const bool rows_inside = !heads_inside && keys_at_once * 4 <= accumulators;
+    if (rows_inside) {
+        const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+        Var qo("qo"), qi("qi");
+        sum.specialize(core.score_extents[1] >= 4)
+            .split(sv[1], qo, qi, 4, TailStrategy::ShiftInwards)
+            .reorder(ki, qi, ko, qo)
+            .unroll(qi);
+    }
     per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
     fold.compute_at(sum, ko).vectorize(fold.args()[0], 4).unroll(fold.args()[1]);
     const std::vector<RVar> re = per_lane.rvars(0);
@@ -370,6 +383,7 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/score.hpp): the pair's element innermost
     order.push_back(u[0]);
     if (heads_inside) order.push_back(u[3]);
+    if (rows_inside) order.push_back(u[2]);
     order.push_back(re.back());
     order.push_back(u[1]);
     products.reorder(order);
@@ -378,6 +392,11 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         per_lane.unroll(u[3]);
         products.unroll(u[3]);
         fold.unroll(fold.args()[3]);
+    }
+    if (rows_inside) {
+        per_lane.unroll(u[2]);
+        products.unroll(u[2]);
+        fold.unroll(fold.args()[2]);
     }
     products.vectorize(u[0], lanes).unroll(u[1]).unroll(re.back());
     core.block_scores.compute_at(tile).vectorize(core.block_scores.args()[0], lanes, TailStrategy::RoundUp);
