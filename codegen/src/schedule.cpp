@@ -382,21 +382,17 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     std::vector<Halide::VarOrRVar> order;
     if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/score.hpp): the pair's element innermost
     order.push_back(u[0]);
-    if (heads_inside) order.push_back(u[3]);
-    if (rows_inside) order.push_back(u[2]);
+    // The rows taken inside the keys (per_lane's dimension: 3 the group's heads, 2 the queries), if any.
+    const int inner_rows = heads_inside ? 3 : rows_inside ? 2 : -1;
+    if (inner_rows >= 0) order.push_back(u[inner_rows]);
     order.push_back(re.back());
     order.push_back(u[1]);
     products.reorder(order);
     if (re.size() == 2) products.atomic().vectorize(re[0]);  // one vdpbf16ps
-    if (heads_inside) {
-        per_lane.unroll(u[3]);
-        products.unroll(u[3]);
-        fold.unroll(fold.args()[3]);
-    }
-    if (rows_inside) {
-        per_lane.unroll(u[2]);
-        products.unroll(u[2]);
-        fold.unroll(fold.args()[2]);
+    if (inner_rows >= 0) {
+        per_lane.unroll(u[inner_rows]);
+        products.unroll(u[inner_rows]);
+        fold.unroll(fold.args()[inner_rows]);
     }
     products.vectorize(u[0], lanes).unroll(u[1]).unroll(re.back());
     core.block_scores.compute_at(tile).vectorize(core.block_scores.args()[0], lanes, TailStrategy::RoundUp);
@@ -414,8 +410,7 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     // (RoundUp: up to three rows past Lq are computed from clamped queries and never read.) decode B = 1, Lq = 4,
     // H = 8, one thread, Zen 4: Lk = 32768 8.30 -> 6.03 ms float32, 5.95 -> 4.02 ms bf16; Lk = 4096 0.80 -> 0.55
     // ms; Lq = 1 and 2 unchanged within noise.
-    const bool value_rows = rows_inside;
-    acc.compute_at(value_rows ? tile : Halide::LoopLevel(state, s[1])).vectorize(w[0], lanes, TailStrategy::RoundUp);
+    acc.compute_at(rows_inside ? tile : Halide::LoopLevel(state, s[1])).vectorize(w[0], lanes, TailStrategy::RoundUp);
     const int e_vectors = std::max(1, core.head_width / lanes);
     int columns = std::clamp(accumulators / std::max(1, core.group), 1, e_vectors);
     while (e_vectors % columns != 0) --columns;  // whole tiles of E: no column past it is ever read
@@ -439,7 +434,7 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         if (core.rounded_weights.defined()) st.atomic().vectorize(acc.rvars(0).at(0));
         st.vectorize(ei).unroll(eoi).unroll(w[2]).unroll(eoo);
     };
-    if (value_rows) {
+    if (rows_inside) {
         Var qo("qo"), qi("qi");
         Halide::Stage four = weighted.specialize(core.score_extents[1] >= 4);
         four.split(w[1], qo, qi, 4, TailStrategy::RoundUp);
