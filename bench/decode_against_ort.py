@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""One decode cell, attnforge (its Python module) against ONNX Runtime's GroupQueryAttention in one process on the
+same NumPy arrays (both read the cache in NumPy's huge pages), alternated: `rounds` times 20 calls of each, medians.
+docs/performance.md, decode ("Where the rest goes").
+
+usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3]   (from the repository root, after a
+build with the Python module in build/python and the peers of bench/requirements.txt)"""
+import os
+import sys
+import time
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "build", "python")]
+import attnforge  # noqa: E402
+import decode_peers  # noqa: E402
+
+
+def median_ms(call, calls=20):
+    call()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) * 1e3
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    B, Lq, Lk, threads = (int(a) for a in sys.argv[1:5])
+    variant = sys.argv[5] if len(sys.argv) > 5 else "decode"
+    rounds = int(sys.argv[6]) if len(sys.argv) > 6 else 3
+    inputs = decode_peers.make_inputs(variant, B, Lq, Lk, [Lk] * B, np.random.default_rng(0))
+    ort = decode_peers.OnnxRuntime().prepare(variant, inputs, threads)
+    ours = lambda: attnforge.run(variant, threads=threads, **inputs)  # noqa: E731
+    reference = decode_peers.decode_reference(inputs["q"], inputs["k"], inputs["v"], inputs["kv_length"])
+    for name, call in (("ONNX Runtime", ort), ("attnforge", ours)):
+        c = decode_peers.check(decode_peers.run_once(call), reference)
+        if not c["ok"]:
+            sys.exit(f"{name}: output differs from the float64 reference: {c}")
+    cache = inputs["k"].nbytes + inputs["v"].nbytes
+    for _ in range(rounds):
+        a, b = median_ms(ort), median_ms(ours)
+        print(f"ORT {a:.3f} ms {cache / a / 1e6:.1f} GB/s   attnforge {b:.3f} ms {cache / b / 1e6:.1f} GB/s   "
+              f"ORT / attnforge {a / b:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
