@@ -230,11 +230,10 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
         parallel_query_blocks(owner, qi, t, tiles);
     schedule_score_product(core, Halide::LoopLevel(out, t), Halide::LoopLevel(out, t), tiles, k);
     reduce_row_by_lanes(core.row_max, core.row_max_lanes, Halide::LoopLevel(out, t), lanes);
-    core.exps.compute_at(out, t).vectorize(core.exps.args()[0], lanes, TailStrategy::RoundUp);
-    if (core.rounded_weights.defined()) {  // the exps in bf16 for a P·V over pairs, after the row sum
-        Func weights = core.rounded_weights;
-        weights.compute_at(out, t).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
-    }
+    // The exps, or the exps with their bf16 roundings for a P·V over pairs (exps and rounded_weights then
+    // read the Tuple's two buffers, inlined)
+    Func exps = core.exps_and_weights.defined() ? core.exps_and_weights : core.exps;
+    exps.compute_at(out, t).vectorize(exps.args()[0], lanes, TailStrategy::RoundUp);
     if (core.banded_exps) {
         RVar ro("ro"), ri("ri");
         core.exps.update().split(core.exps.rvars(0).at(0), ro, ri, lanes, TailStrategy::GuardWithIf).vectorize(ri);

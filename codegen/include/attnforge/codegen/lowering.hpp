@@ -103,6 +103,8 @@ struct MaterializedCore : CoreCommon {
     // the lanes in a tree (lower/row_reduction.hpp)
     Halide::Func row_max_lanes, row_sum_lanes;
     Halide::Func weighted;     // Σ_k exps · V, (e, q, h, b), a reduction (undefined: no values)
+    // With bf16 weights: the Tuple (exps, rounded_weights) that both read, made in one loop (undefined: none)
+    Halide::Func exps_and_weights;
     bool banded_exps = false;  // exps: 0, then an update over the keys of the query tile's band
 };
 

@@ -34,11 +34,13 @@ inline Halide::Expr round_to_bf16(const Halide::Expr& x) {
 // tie test and the NaN case (9 % of bf16 sdpa's time in a profile). Same maximum error (half an ulp,
 // 2⁻⁹ relative); ties (the low 16 bits exactly 0x8000) round up instead of to even. A quiet NaN (every NaN
 // arithmetic makes) stays NaN: the add cannot carry past its quiet bit.
+// The add is on int32 and the shift on uint32: written as one uint32 (bits + 0x8000) >> 16, Halide
+// recognizes a rounding_shift_right and lowers it, lacking an x86 instruction, to an overflow-safe
+// average of seven instructions (the vector loop that rounds P took 8.6 % of bf16 sdpa, L = 2048).
 inline Halide::Expr round_weight_to_bf16(const Halide::Expr& weight) {
-    using Halide::Expr;
-    auto u32 = [](std::uint32_t v) { return Halide::cast(Halide::UInt(32), Expr(v)); };
-    const Expr bits = Halide::reinterpret(Halide::UInt(32), weight);
-    return Halide::reinterpret(Halide::BFloat(16), Halide::cast(Halide::UInt(16), (bits + u32(0x8000)) >> u32(16)));
+    const Halide::Expr carried = Halide::reinterpret(Halide::Int(32), weight) + 0x8000;
+    const Halide::Expr high = Halide::reinterpret(Halide::UInt(32), carried) >> Halide::cast(Halide::UInt(32), 16);
+    return Halide::reinterpret(Halide::BFloat(16), Halide::cast(Halide::UInt(16), high));
 }
 
 // A reduction over `length` elements in pairs: x the element of the pair (innermost), y the pair.
