@@ -1,7 +1,8 @@
 // softmax_exp2 (codegen/lower/softmax_exp.hpp), the exp every attention core uses, compiled just in
 // time the way the kernels use it (vectors of the target's width, Halide's fast-math flags) and compared
 // with std::exp2 in double: relative error within 5e-7 (2.8e-7 measured when it was written) from
-// 2^-126 up; exactly 0 below −126 and for −∞ (masked keys weigh nothing); NaN stays NaN.
+// 2^-126 up; exactly 0 below −126 and for −∞ (masked keys weigh nothing); NaN stays NaN; above 127
+// saturated at 2^127.
 #define BOOST_TEST_MODULE codegen_softmax_exp
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
@@ -56,4 +57,15 @@ BOOST_AUTO_TEST_CASE(masked_and_invalid_arguments) {
         BOOST_TEST(ys[i] == 0.0f, "2^" << xs[i] << " = " << ys[i] << ", expected exactly 0");
     BOOST_TEST(std::isnan(ys[4]), "2^NaN = " << ys[4] << ", expected NaN");
     BOOST_TEST(std::abs(ys[5] - 1.0f) <= 5e-7f);
+}
+
+// Above 127 (a key past Lk whose clamped score a position modifier lifted above the row max): saturated
+// at 2^127, finite, so that its weight times the zero V past Lk stays zero (lower/materialized.hpp).
+BOOST_AUTO_TEST_CASE(large_arguments_saturate_finite) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> xs = {127.0f, 127.4f, 128.0f, 300.0f, 384.0f, 1e30f, inf};
+    const std::vector<float> ys = exp2_of(xs);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        BOOST_TEST((std::isfinite(ys[i]) && std::abs(ys[i] / std::exp2(127.0) - 1.0) <= 1e-6),
+                   "2^" << xs[i] << " = " << ys[i] << ", expected 2^127");
 }
