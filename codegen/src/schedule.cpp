@@ -30,7 +30,7 @@ void reduce_row_by_lanes(Func row, Func per_lane, const Halide::LoopLevel& level
     row.compute_at(level);
     const Var u = per_lane.args().at(0);
     per_lane.compute_at(row, row.args().at(0)).vectorize(u, lanes);
-    per_lane.update().vectorize(u, lanes);
+    for (int i = 0; i < per_lane.num_update_definitions(); ++i) per_lane.update(i).vectorize(u, lanes);
 }
 
 // The accumulator of a register tile: `sum` (columns, rows, ...) computed at `level` over a whole tile,

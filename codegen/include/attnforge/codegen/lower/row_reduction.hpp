@@ -54,24 +54,25 @@ inline Halide::Expr combine_lanes(const LaneReduction& op, const std::function<H
 }
 
 // A reduction of each row of x(k, row...) over its Lk keys, split by lanes in the algorithm itself:
-// lane u of (u, row...) reduces the keys ≡ u (mod lanes), whole vectors of keys (those past Lk count
-// as the identity: score tiles are whole vectors, their inputs read clamped, so they exist), and the
-// row combines its lanes in one expression, with no loop and no memory round trip (LLVM keeps the
-// lanes in registers: a shuffle tree for sums, a chain of register max for maxima). A schedule's
-// rfactor made the same vector partials but combined them in a loop over the lanes, reloading each
-// from the stack: a chain of 16 dependent scalar max/add per row, twice per row, 10% of sdpa at
-// L = 128. `row_vars` are x's indices after the key (q, h, b or a streamed block's qi, qt, h, b, kb);
-// `q` among them is the query index the band restriction reads: whole vectors of keys outside the query
-// block's band are skipped (they are the identity; an empty band restricts nothing).
+// lane u of (u, row...) reduces the keys ≡ u (mod lanes), whole vectors of keys, and the row combines
+// its lanes in one expression, with no loop and no memory round trip (LLVM keeps the lanes in
+// registers: a shuffle tree for sums, a chain of register max for maxima). A schedule's rfactor made
+// the same vector partials but combined them in a loop over the lanes, reloading each from the stack:
+// a chain of 16 dependent scalar max/add per row, twice per row, 10% of sdpa at L = 128.
+// Two updates: the whole vectors inside Lk, then the last vector where Lk is not a multiple of lanes
+// (an empty domain otherwise), whose keys past Lk count as the identity (score tiles are whole vectors,
+// their inputs read clamped, so they exist). Testing key < Lk in every vector cost three of the loop's
+// eight instructions (materialized bf16 sdpa: the row max and the row sum 4 % of the time each).
+// `row_vars` are x's indices after the key (q, h, b or a streamed block's qi, qt, h, b, kb); `q` among
+// them is the query index the band restriction reads: whole vectors of keys outside the query block's
+// band are skipped (they are the identity; an empty band restricts nothing).
 inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op,
                                                              const Halide::Func& x, const Halide::Expr& Lk,
                                                              const std::vector<Halide::Var>& row_vars,
                                                              const Halide::Var& q, const dsl::key_band& band,
                                                              int query_tile, int lanes) {
     Halide::Var u("u");
-    Halide::RDom rv(0, (Lk + lanes - 1) / lanes, "rv");
-    restrict_to_block_band(rv, rv * lanes, q, band, query_tile, lanes);
-    const Halide::Expr key = rv * lanes + u;
+    const Halide::Expr whole = Lk / lanes, all = (Lk + lanes - 1) / lanes;
     auto at = [&](Halide::Expr first) {
         std::vector<Halide::Expr> args{std::move(first)};
         args.insert(args.end(), row_vars.begin(), row_vars.end());
@@ -81,7 +82,16 @@ inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& 
     lane_vars.insert(lane_vars.end(), row_vars.begin(), row_vars.end());
     Halide::Func per_lane(name + "_lanes"), row(name);
     per_lane(lane_vars) = op.identity;
-    per_lane(lane_vars) = op.combine(per_lane(lane_vars), Halide::select(key < Lk, x(at(key)), op.identity));
+    Halide::RDom rv(0, whole, "rv");
+    restrict_to_block_band(rv, rv * lanes, q, band, query_tile, lanes);
+    per_lane(lane_vars) = op.combine(per_lane(lane_vars), x(at(rv * lanes + u)));
+    const auto constant_lk = Halide::Internal::as_const_int(Halide::Internal::simplify(Lk % lanes));
+    if (!constant_lk || *constant_lk != 0) {
+        Halide::RDom rt(whole, all - whole, "rt");
+        restrict_to_block_band(rt, rt * lanes, q, band, query_tile, lanes);
+        const Halide::Expr key = rt * lanes + u;
+        per_lane(lane_vars) = op.combine(per_lane(lane_vars), Halide::select(key < Lk, x(at(key)), op.identity));
+    }
     row(row_vars) = combine_lanes(op, [&](int i) { return per_lane(at(i)); }, lanes);
     return {row, per_lane};
 }
