@@ -91,14 +91,14 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)
         values(e, q, h, b) = v.func(detail::value_column(e, E), q, h, b);
         Halide::Func output;
+        // P·V over pairs of keys reads V as stored where it is the kernel's own input: bf16 (bf16_products: a
+        // bf16 kernel, whose float inputs are all stored in bf16), with no conversion to float32 and back.
+        Halide::Func stored_values;
+        if (ctx.tiles().bf16_products && v.stored) {
+            stored_values = Halide::Func(weighted_name + "_stored_values");
+            stored_values(e, q, h, b) = v.stored({detail::value_column(e, E), q, h, b});
+        }
         if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
-            // P·V over pairs of keys where V is the kernel's own input (lower/decode.hpp): V read as stored, bf16
-            // (bf16_products: a bf16 kernel, whose float inputs are all stored in bf16).
-            Halide::Func stored_values;
-            if (ctx.tiles().bf16_products && v.stored) {
-                stored_values = Halide::Func(weighted_name + "_stored_values");
-                stored_values(e, q, h, b) = v.stored({detail::value_column(e, E), q, h, b});
-            }
             DecodeCore core = detail::decode_attention(in, values, stored_values, E, group, *decode, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
@@ -115,7 +115,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             core.head_width = E;
             core.values = values;
             core.pack_values = !v.dense_rows;
-            detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name);
+            detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name, stored_values);
             output = core.output;
             ctx.roles.cores.push_back(core);
         }

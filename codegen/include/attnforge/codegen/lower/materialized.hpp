@@ -84,18 +84,24 @@ inline void materialized_logsumexp(MaterializedCore& core, const std::string& na
 
 // (Σ_k exps · V) / z as the core's output, the sum over the keys of the pattern's band only (with the
 // query tile's granularity: keys outside every query's band of the tile have exps 0 or none at all).
-// With bf16 weights (materialized_softmax made them), the keys in pairs and V packed in bf16 pairs.
-inline void materialized_weighted_sum(MaterializedCore& core, int group, const Tiles& tiles, const std::string& name) {
+// With bf16 weights (materialized_softmax made them), the keys in pairs and V packed in bf16 pairs, from
+// V as stored (`stored_values`, bf16, where defined: no rounding to do) or rounded.
+inline void materialized_weighted_sum(MaterializedCore& core, int group, const Tiles& tiles, const std::string& name,
+                                      const Halide::Func& stored_values = {}) {
     Halide::Var e("e"), q("q"), h("h"), b("b");
     Halide::Func acc(name + "_sum"), out(name);
     const Halide::Expr Lk = core.score_extents[0];
     acc(e, q, h, b) = 0.0f;
     if (core.rounded_weights.defined()) {
         Halide::Var pair("pair"), k2("k2");
-        const Halide::Expr key = 2 * k2 + pair;
+        const Halide::Expr key = 2 * k2 + pair, row = Halide::min(key, Lk - 1);
         core.value_pairs = Halide::Func(name + "_value_pairs");
-        core.value_pairs(pair, e, k2, h, b) =
-            round_to_bf16(Halide::select(key < Lk, core.values(e, Halide::min(key, Lk - 1), h, b), 0.0f));
+        if (stored_values.defined())
+            core.value_pairs(pair, e, k2, h, b) =
+                Halide::select(key < Lk, stored_values(e, row, h, b), Halide::cast(Halide::BFloat(16), 0.0f));
+        else
+            core.value_pairs(pair, e, k2, h, b) =
+                round_to_bf16(Halide::select(key < Lk, core.values(e, row, h, b), 0.0f));
         Halide::RDom r = pair_reduction(Lk, "r");
         acc(e, q, h, b) +=
             pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b), core.value_pairs(r.x, e, r.y, h / group, b));
