@@ -45,7 +45,7 @@ inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::ke
         core.exps(re, q, h, b) = softmax_exp2(core.scores(re, q, h, b) - shift);
         core.banded_exps = true;
     } else if (bf16_weights) {
-        const Halide::Expr x = softmax_exp2(core.scores(k, q, h, b) - shift);
+        const Halide::Expr x = softmax_exp2(core.scores(k, q, h, b) - shift, ExpAccuracy::bf16_weights);
         core.exps_and_weights = Halide::Func(in.name + "_exps_and_weights");
         core.exps_and_weights(k, q, h, b) = Halide::Tuple(x, round_weight_to_bf16(x));
         core.rounded_weights = Halide::Func(in.name + "_rounded_weights");

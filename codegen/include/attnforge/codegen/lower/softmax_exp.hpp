@@ -27,15 +27,26 @@ namespace attnforge::codegen {
 // log2(e): scores are multiplied by it once, where they are made (lower/attention.hpp).
 inline constexpr double log2_e = 1.44269504088896340736;
 
-inline Halide::Expr softmax_exp2(const Halide::Expr& x) {
+// How exact 2ʳ must be: float32 weights (degree 5, relative error 3.2e-7), or weights that are rounded to
+// bf16 anyway (degree 3, 7.5e-5 measured with float Horner over 200001 points: 4 % of the half ulp 2⁻⁹ that
+// rounding a weight to bf16 costs, and two FMAs fewer in a loop of 18 instructions a vector).
+enum class ExpAccuracy { float32, bf16_weights };
+
+inline Halide::Expr softmax_exp2(const Halide::Expr& x, ExpAccuracy accuracy = ExpAccuracy::float32) {
     using Halide::Expr;
     constexpr float round_to_exponent = 12582912.0f + 127.0f;  // 1.5·2²³ + 127
     // Clamped above only: below −126 the select decides, and −∞ (r = NaN there) needs no clamp.
     const Expr capped = Halide::min(x, 127.0f);
     const Expr y = Halide::strict_float(capped + round_to_exponent);
     const Expr r = Halide::strict_float(capped - (y - round_to_exponent));
-    Expr p = 1.32609214e-3f;
-    for (float c : {9.67017600e-3f, 5.55071218e-2f, 2.40222243e-1f, 6.93147003e-1f, 1.00000005f}) p = p * r + c;
+    Expr p;
+    if (accuracy == ExpAccuracy::bf16_weights) {
+        p = 5.51716648e-2f;
+        for (float c : {2.42611125e-1f, 6.93260968e-1f, 9.99928057e-1f}) p = p * r + c;
+    } else {
+        p = 1.32609214e-3f;
+        for (float c : {9.67017600e-3f, 5.55071218e-2f, 2.40222243e-1f, 6.93147003e-1f, 1.00000005f}) p = p * r + c;
+    }
     const Expr two_to_n = Halide::reinterpret<float>(Halide::reinterpret<int>(y) << 23);
     // Halide's fast-math flags (lower/ieee.hpp) let `x < -126` be true for a NaN, which would turn a
     // NaN score into a weight of 0; Halide::is_nan evaluates x strictly, so NaN stays NaN. The
