@@ -336,68 +336,100 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         .vectorize(s[0], lanes, TailStrategy::RoundUp);
     const Halide::LoopLevel tile(state, rb);
 
-    // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
-    Func per_lane = core.dot.per_lane;
-    const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
-    // Four keys at a time: four independent chains of FMAs (one key's E/lanes products depend on each
-    // other, 4 cycles apiece), each row of Q loaded once for the four, and their folded lanes added as one
-    // vector of four keys. (A vector of 16 keys at a time, their lane sums read back at stride `lanes`,
-    // measured 2x slower: gathers.)
+    // S for the tile, four keys at a time.
     constexpr int keys_at_once = 4;
+    const int accumulators = lanes >= 16 ? 16 : 8;  // half the vector registers (32 with AVX-512, 16 with AVX2)
     Func sum = core.dot.sum;
-    Func fold = core.dot.lane_fold;
     Var ko("ko"), ki("ki");
     sum.compute_at(tile).split(sum.args().at(0), ko, ki, keys_at_once, TailStrategy::RoundUp).vectorize(ki);
-    // The group's heads inside the four keys, where their 4·group accumulators fit in half the vector
-    // registers: each K row is loaded once for the whole group, so the K stream from memory runs through
-    // all of the group's products instead of one head's, the other heads re-reading the tile from L2 while
-    // no memory read is in flight. Every loop over the heads unrolled (products, folds, sums), so the
-    // accumulators and the folds stay in registers. With the loads in address order (below): decode_gqa
-    // (group 4), Zen 4, one thread, B = 1, Lk = 32768: float32 Lq = 1 16.4 -> 11.9 ms, Lq = 4 42.6 -> 32.8 ms,
-    // bf16 Lq = 1 8.6 -> 7.3 ms. (The heads inside without those unrolls: slower, the folds through the stack.)
-    const int accumulators = lanes >= 16 ? 16 : 8;  // half the vector registers (32 with AVX-512, 16 with AVX2)
-    const bool heads_inside = core.group > 1 && keys_at_once * core.group <= accumulators;
-    if (heads_inside) {
+    bool heads_inside = false, rows_inside = false;
+    if (core.dot.heads_in_lanes > 0) {
+        // The group's heads along the lanes (lower/score.hpp): per four keys, 4 keys × 4 column accumulators
+        // of group · chunk lanes, every loop unrolled; the loads walk each key's row in address order (the
+        // columns innermost, then the steps, then the keys), one broadcast chunk of K per product.
+        heads_inside = true;
+        const int group = core.dot.heads_in_lanes, chunk = lanes / group;
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
-        sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], core.group).unroll(sv[2]);
+        sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], group).unroll(sv[2]);
+        Func per_lane = core.dot.per_lane, queries = core.dot.queries;
+        const std::vector<Var> a = per_lane.args();  // (x, g, c, k, q, hk, b)
+        per_lane.compute_at(sum, ko).vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]);
+        const std::vector<RVar> r = per_lane.rvars(0);  // (step) or (pair element, step)
+        Halide::Stage products = per_lane.update();
+        std::vector<Halide::VarOrRVar> order;
+        if (r.size() == 2) order.push_back(r[0]);
+        order.insert(order.end(), {a[0], a[1], a[2], r.back(), a[3]});
+        products.reorder(order);
+        if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
+        products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(r.back()).unroll(a[3]);
+        Func accumulated = core.dot.column_sums, fold = core.dot.lane_fold;
+        const std::vector<Var> ca = accumulated.args();  // (x, g, k, q, hk, b)
+        accumulated.compute_at(sum, ko).vectorize(ca[0], chunk).vectorize(ca[1], group).unroll(ca[2]);
+        const std::vector<Var> fa = fold.args();  // (k % 4, g, k / 4, q, hk, b)
+        fold.compute_at(sum, ko).vectorize(fa[0], keys_at_once).vectorize(fa[1], group);
+        const std::vector<Var> qa = queries.args();  // ((pair,) x, g, idx, q, hk, b)
+        queries.compute_at(tile);
+        if (r.size() == 2) queries.vectorize(qa[0], 2).vectorize(qa[1], chunk).vectorize(qa[2], group);
+        else queries.vectorize(qa[0], chunk).vectorize(qa[1], group);
+    } else {
+        // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
+        Func per_lane = core.dot.per_lane;
+        const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
+        // Four keys at a time: four independent chains of FMAs (one key's E/lanes products depend on each
+        // other, 4 cycles apiece), each row of Q loaded once for the four, and their folded lanes added as one
+        // vector of four keys. (A vector of 16 keys at a time, their lane sums read back at stride `lanes`,
+        // measured 2x slower: gathers.)
+        Func fold = core.dot.lane_fold;
+        // The group's heads inside the four keys, where their 4·group accumulators fit in half the vector
+        // registers: each K row is loaded once for the whole group, so the K stream from memory runs through
+        // all of the group's products instead of one head's, the other heads re-reading the tile from L2 while
+        // no memory read is in flight. Every loop over the heads unrolled (products, folds, sums), so the
+        // accumulators and the folds stay in registers. With the loads in address order (below): decode_gqa
+        // (group 4), Zen 4, one thread, B = 1, Lk = 32768: float32 Lq = 1 16.4 -> 11.9 ms, Lq = 4 42.6 -> 32.8 ms,
+        // bf16 Lq = 1 8.6 -> 7.3 ms. (The heads inside without those unrolls: slower, the folds through the stack.)
+        heads_inside = core.group > 1 && keys_at_once * core.group <= accumulators;
+        if (heads_inside) {
+            const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+            sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], core.group).unroll(sv[2]);
+        }
+        // Likewise a KV head's query rows, four at a time, where Lq >= 4 (one head per KV head, `decode`): decode
+        // B = 1, Lq = 4, H = 8, one thread, Zen 4: Lk = 32768 9.38 -> 8.12 ms, Lk = 4096 0.90 -> 0.79 ms; Lq = 1 runs
+        // the loop nest above unchanged. (ShiftInwards: the last four rows of a query length that is not a
+        // multiple of four overlap the ones before; sum is pure, so they are computed twice, not added twice.)
+        rows_inside = !heads_inside && keys_at_once * 4 <= accumulators;
+        if (rows_inside) {
+            const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+            Var qo("qo"), qi("qi");
+            sum.specialize(core.score_extents[1] >= 4)
+                .split(sv[1], qo, qi, 4, TailStrategy::ShiftInwards)
+                .reorder(ki, qi, ko, qo)
+                .unroll(qi);
+        }
+        per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
+        fold.compute_at(sum, ko).vectorize(fold.args()[0], 4).unroll(fold.args()[1]);
+        const std::vector<RVar> re = per_lane.rvars(0);
+        Halide::Stage products = per_lane.update();
+        // The loop over the four keys outermost, so that the loads walk K in address order: a key's row (E/lanes
+        // vectors), then the next key's. (Column by column across the four keys, rows 4·E bytes apart, the
+        // hardware prefetcher streams K worse: decode_gqa float32 Lq = 1, B = 1, Lk = 32768, one thread, Zen 4,
+        // 16.5 vs 12.4 ms.)
+        std::vector<Halide::VarOrRVar> order;
+        if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/score.hpp): the pair's element innermost
+        order.push_back(u[0]);
+        // The rows taken inside the keys (per_lane's dimension: 3 the group's heads, 2 the queries), if any.
+        const int inner_rows = heads_inside ? 3 : rows_inside ? 2 : -1;
+        if (inner_rows >= 0) order.push_back(u[inner_rows]);
+        order.push_back(re.back());
+        order.push_back(u[1]);
+        products.reorder(order);
+        if (re.size() == 2) products.atomic().vectorize(re[0]);  // one vdpbf16ps
+        if (inner_rows >= 0) {
+            per_lane.unroll(u[inner_rows]);
+            products.unroll(u[inner_rows]);
+            fold.unroll(fold.args()[inner_rows]);
+        }
+        products.vectorize(u[0], lanes).unroll(u[1]).unroll(re.back());
     }
-    // Likewise a KV head's query rows, four at a time, where Lq >= 4 (one head per KV head, `decode`): decode
-    // B = 1, Lq = 4, H = 8, one thread, Zen 4: Lk = 32768 9.38 -> 8.12 ms, Lk = 4096 0.90 -> 0.79 ms; Lq = 1 runs
-    // the loop nest above unchanged. (ShiftInwards: the last four rows of a query length that is not a
-    // multiple of four overlap the ones before; sum is pure, so they are computed twice, not added twice.)
-    const bool rows_inside = !heads_inside && keys_at_once * 4 <= accumulators;
-    if (rows_inside) {
-        const std::vector<Var> sv = sum.args();  // (k, q, h, b)
-        Var qo("qo"), qi("qi");
-        sum.specialize(core.score_extents[1] >= 4)
-            .split(sv[1], qo, qi, 4, TailStrategy::ShiftInwards)
-            .reorder(ki, qi, ko, qo)
-            .unroll(qi);
-    }
-    per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
-    fold.compute_at(sum, ko).vectorize(fold.args()[0], 4).unroll(fold.args()[1]);
-    const std::vector<RVar> re = per_lane.rvars(0);
-    Halide::Stage products = per_lane.update();
-    // The loop over the four keys outermost, so that the loads walk K in address order: a key's row (E/lanes
-    // vectors), then the next key's. (Column by column across the four keys, rows 4·E bytes apart, the
-    // hardware prefetcher streams K worse: decode_gqa float32 Lq = 1, B = 1, Lk = 32768, one thread, Zen 4,
-    // 16.5 vs 12.4 ms.)
-    std::vector<Halide::VarOrRVar> order;
-    if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/score.hpp): the pair's element innermost
-    order.push_back(u[0]);
-    // The rows taken inside the keys (per_lane's dimension: 3 the group's heads, 2 the queries), if any.
-    const int inner_rows = heads_inside ? 3 : rows_inside ? 2 : -1;
-    if (inner_rows >= 0) order.push_back(u[inner_rows]);
-    order.push_back(re.back());
-    order.push_back(u[1]);
-    products.reorder(order);
-    if (re.size() == 2) products.atomic().vectorize(re[0]);  // one vdpbf16ps
-    if (inner_rows >= 0) {
-        per_lane.unroll(u[inner_rows]);
-        products.unroll(u[inner_rows]);
-        fold.unroll(fold.args()[inner_rows]);
-    }
-    products.vectorize(u[0], lanes).unroll(u[1]).unroll(re.back());
     core.block_scores.compute_at(tile).vectorize(core.block_scores.args()[0], lanes, TailStrategy::RoundUp);
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
     core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);

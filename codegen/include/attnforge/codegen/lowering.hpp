@@ -59,8 +59,14 @@ struct ScoreProduct {
     // combining those; else undefined.
     Halide::Func per_lane, lane_fold;
     // Under Tiles::bf16_products: Q rounded to bf16 (e, q, h, b), read by the product in pairs; keys is then
-    // (pair, kk, e/2, kt, h, b). Else undefined.
+    // (pair, kk, e/2, kt, h, b). Decoding with the heads along the lanes: the group's Q staged in lanes
+    // ((pair,) x, g, idx, q, hk, b). Else undefined.
     Halide::Func queries;
+    // Decoding with a group's query heads along the vector lanes (lower/score.hpp): the group size, and
+    // per_lane is ((pair,) x, g, c, k, q, hk, b); 0 otherwise.
+    int heads_in_lanes = 0;
+    // There: a key's accumulators added (x, g, k, q, hk, b); lane_fold is then (k % 4, g, k / 4, q, hk, b).
+    Halide::Func column_sums;
 };
 
 // Masks known only at run time (predicates other than the bands, key padding, boolean masks):

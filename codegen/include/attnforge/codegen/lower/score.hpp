@@ -43,13 +43,60 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
                 "lane along E; the head width E = " +
                 std::to_string(E) + " is not a multiple of the vector lanes (" + std::to_string(tiles.lanes) + ")");
         // Decoding: K read in place, one key row at a time (no packing: the cache is streamed once).
+        const Halide::Expr query = Halide::clamp(qi, 0, q.extents[1] - 1), key = Halide::clamp(kv, 0, k.extents[1] - 1);
+        const bool stored_pairs = tiles.bf16_products && q.stored && k.stored;
+        // A group of query heads sharing a KV head (GQA), with lanes = group · chunk, chunk ≥ 2: the heads
+        // along the vector. Lane (x, g) sums the columns of head g whose index ≡ x (mod chunk): each product
+        // multiplies a chunk of a K row (16 bytes, one broadcast load to every head's lanes) by the group's
+        // Q columns (staged once per tile, dense), and c splits the columns into four accumulators a key, so
+        // that four keys are 16 independent chains that walk each K row in address order. A key's scores
+        // are then its four accumulators added and each head's chunk lanes summed: a few instructions for
+        // the whole group, where lanes along E need a fold of ~10 instructions a key and head.
+        const int chunk = group > 1 && tiles.lanes >= 16 && tiles.lanes % group == 0 ? tiles.lanes / group : 0;
+        const int columns_per_step = 4 * chunk * (stored_pairs ? 2 : 1);
+        if (chunk >= 2 && E % columns_per_step == 0) {
+            Halide::Var x("x"), g("g"), c("c"), hk("hk"), pair("pair"), idx("idx");
+            Halide::Func per_lane(name + "_head_lanes"), queries(name + "_queries_in_lanes"), sum(name + "_sum"),
+                f(name);
+            per_lane(x, g, c, kv, qi, hk, b) = 0.0f;
+            if (stored_pairs) {
+                // Pairs of bf16 as stored (lower/bf16_pairs.hpp): lane (x, g) sums the pairs whose index ≡ x.
+                queries(pair, x, g, idx, qi, hk, b) = q.stored({2 * (idx * chunk + x) + pair, query, hk * group + g, b});
+                Halide::RDom r(0, 2, 0, E / columns_per_step, "r");
+                const Halide::Expr index = r.y * 4 + c;
+                per_lane(x, g, c, kv, qi, hk, b) += pair_product(queries(r.x, x, g, index, qi, hk, b),
+                                                                 k.stored({2 * (index * chunk + x) + r.x, key, hk, b}));
+            } else {
+                queries(x, g, idx, qi, hk, b) = q.func(idx * chunk + x, query, hk * group + g, b);
+                Halide::RDom r(0, E / columns_per_step, "r");
+                const Halide::Expr index = r * 4 + c;
+                per_lane(x, g, c, kv, qi, hk, b) +=
+                    queries(x, g, index, qi, hk, b) * k.func(index * chunk + x, key, hk, b);
+            }
+            // A key's four accumulators added (vectors of the (x, g) lanes), then four keys' chunk lanes
+            // summed into one vector of (key, head) lanes: per four keys a few shuffles and adds, where a sum
+            // written per key and head went lane by lane (~60 instructions a key).
+            Halide::Func accumulated(name + "_accumulated"), fold(name + "_fold");
+            // Added strictly: under fast-math LLVM otherwise merges the four accumulators into one chain of
+            // dependent FMAs per key (E/chunk of them, 4 cycles apiece).
+            accumulated(x, g, kv, qi, hk, b) = ieee(combine_lanes(
+                lane_sum(), [&](int i) { return per_lane(x, g, i, kv, qi, hk, b); }, 4));
+            Halide::Var kk("kk"), ko("ko");
+            fold(kk, g, ko, qi, hk, b) = combine_lanes(
+                lane_sum(), [&](int j) { return accumulated(j, g, ko * 4 + kk, qi, hk, b); }, chunk);
+            sum(kv, qi, h, b) = fold(kv % 4, h % group, kv / 4, qi, h / group, b);
+            f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
+            ScoreProduct product{f, sum, Halide::Func(), per_lane, fold, queries};
+            product.column_sums = accumulated;
+            product.heads_in_lanes = group;
+            return {product, Lowered{f, extents, false, {}}};
+        }
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
         // lanes combine in expressions (below), no loop over them.
         Halide::Var u("u");
         Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
         per_lane(u, kv, qi, h, b) = 0.0f;
-        const Halide::Expr query = Halide::clamp(qi, 0, q.extents[1] - 1), key = Halide::clamp(kv, 0, k.extents[1] - 1);
-        if (tiles.bf16_products && q.stored && k.stored && E % (2 * tiles.lanes) == 0) {
+        if (stored_pairs && E % (2 * tiles.lanes) == 0) {
             // bf16 Q and K as stored: a row of K holds its pairs of e adjacent already, so lane u sums the
             // pairs (2c, 2c + 1) with c ≡ u (mod lanes), one vdpbf16ps per 32 columns, no conversion (the
             // schedule vectorizes the pair element with atomic(): lower/bf16_pairs.hpp).
