@@ -238,6 +238,10 @@ void schedule_core(MaterializedCore core, Owner owner, const Tiles& tiles, const
     // read the Tuple's two buffers, inlined)
     Func exps = core.exps_and_weights.defined() ? core.exps_and_weights : core.exps;
     exps.compute_at(out, t).vectorize(exps.args()[0], lanes, TailStrategy::RoundUp);
+    if (core.rounded_weights.defined() && !core.exps_and_weights.defined()) {  // banded exps: a pass of their own
+        Func weights = core.rounded_weights;
+        weights.compute_at(out, t).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
+    }
     if (core.banded_exps) {
         RVar ro("ro"), ri("ri");
         core.exps.update().split(core.exps.rvars(0).at(0), ro, ri, lanes, TailStrategy::GuardWithIf).vectorize(ri);

@@ -22,7 +22,7 @@ AVX2 = "x86-64-linux-avx2-fma-f16c-no_runtime"
 BF16_KERNELS = [
     ("sdpa", "materialized", ["score", "weighted_sum"]),
     ("sdpa", "streaming", ["score", "weighted_sum"]),
-    ("sdpa_causal", "materialized", ["score"]),  # a band's P·V stays float32 (its exps end mid-pair)
+    ("sdpa_causal", "materialized", ["score", "weighted_sum"]),  # a causal band keeps the pairs whole
     # x · W of the Q, K and V projections (x and W are inputs: 3 loops); the output projection (of a computed
     # input) and Q·Kᵀ and P·V of projected Q, K, V stay float32
     ("mha", "materialized", [("linear", 3)]),

@@ -110,7 +110,10 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         } else {
             // P·V over bf16 pairs where V is the kernel's own bf16 input (exact) and no band cuts pairs
             // (lower/streaming.hpp says why a computed V stays float32).
-            const bool bf16_weights = ctx.tiles().bf16_products && v.buffer && !usable.causal && usable.window < 0;
+            // Under a causal band the pairs stay whole: the band of a query tile ends at a multiple of the
+            // (even) tile, and past Lk the weights are zero. A window's start can split a pair.
+            const bool bf16_weights = ctx.tiles().bf16_products && v.buffer && usable.window < 0 &&
+                                      (!usable.causal || ctx.tiles().query_tile % 2 == 0);
             MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), true, bf16_weights);
             core.head_width = E;
             core.values = values;

@@ -18,11 +18,12 @@ namespace attnforge::codegen::detail {
 
 // softmax(S) up to its row sum. `skipped_band`: the band whose key panels outside a query tile are never
 // computed (the score product skips them too); `band_only`: only keys inside it are ever read (a weighted
-// sum restricted to it), so exps outside need no value at all. `bf16_weights` (no band): each exp is also
-// rounded to bf16 for a P·V over bf16 pairs (materialized_weighted_sum), in the same loop (a Tuple: a
-// second pass over the float32 exps to round them took 8.6 % of bf16 sdpa, L = 2048, one Zen 4 core); the
-// row sum adds the float32 exps. (The sum adding the rounded values measured 4 % slower.) Past Lk the
-// weights need no zeroing: V's pairs are zero there and every exp is finite (softmax_exp2 saturates).
+// sum restricted to it), so exps outside need no value at all. `bf16_weights` (no band, or a causal one):
+// each exp is also rounded to bf16 for a P·V over bf16 pairs (materialized_weighted_sum); with no band in
+// the same loop (a Tuple: a second pass over the float32 exps to round them took 8.6 % of bf16 sdpa,
+// L = 2048, one Zen 4 core), under a causal band in a pass of its own. The row sum adds the float32 exps.
+// (The sum adding the rounded values measured 4 % slower.) With no band the weights past Lk need no
+// zeroing: V's pairs are zero there and every exp is finite (softmax_exp2 saturates).
 inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::key_band& skipped_band,
                                              const Tiles& tiles, bool band_only, bool bf16_weights = false) {
     MaterializedCore core;
@@ -44,6 +45,12 @@ inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::ke
         restrict_to_block_band(re, re, q, skipped_band, tiles.query_tile, tiles.lanes);
         core.exps(re, q, h, b) = softmax_exp2(core.scores(re, q, h, b) - shift);
         core.banded_exps = true;
+        if (bf16_weights) {  // read inside the band only (materialized_weighted_sum); 0 past Lk, where
+                             // the last pair of an odd Lk ends and no exp was made
+            core.rounded_weights = Halide::Func(in.name + "_rounded_weights");
+            core.rounded_weights(k, q, h, b) =
+                round_weight_to_bf16(Halide::select(k < Lk, core.exps(k, q, h, b), 0.0f));
+        }
     } else if (bf16_weights) {
         const Halide::Expr x = softmax_exp2(core.scores(k, q, h, b) - shift, ExpAccuracy::bf16_weights);
         core.exps_and_weights = Halide::Func(in.name + "_exps_and_weights");
@@ -103,6 +110,7 @@ inline void materialized_weighted_sum(MaterializedCore& core, int group, const T
             core.value_pairs(pair, e, k2, h, b) =
                 round_to_bf16(Halide::select(key < Lk, core.values(e, row, h, b), 0.0f));
         Halide::RDom r = pair_reduction(Lk, "r");
+        restrict_to_block_band(r, 2 * r.y, q, core.band, tiles.query_tile, 1);  // whole pairs (causal)
         acc(e, q, h, b) +=
             pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b), core.value_pairs(r.x, e, r.y, h / group, b));
     } else {
