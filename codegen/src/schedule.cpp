@@ -346,13 +346,12 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
     Func sum = core.dot.sum;
     Var ko("ko"), ki("ki");
     sum.compute_at(tile).split(sum.args().at(0), ko, ki, keys_at_once, TailStrategy::RoundUp).vectorize(ki);
-    bool heads_inside = false, rows_inside = false;
-    if (core.dot.heads_in_lanes > 0) {
+    bool rows_inside = false;  // a KV head's query rows four at a time (below), read by P·V too
+    if (core.dot.heads_in_lanes) {
         // The group's heads along the lanes (lower/score.hpp): per four keys, 4 keys × 4 column accumulators
         // of group · chunk lanes, every loop unrolled; the loads walk each key's row in address order (the
         // columns innermost, then the steps, then the keys), one broadcast chunk of K per product.
-        heads_inside = true;
-        const int group = core.dot.heads_in_lanes, chunk = lanes / group;
+        const int group = core.group, chunk = lanes / group;
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
         sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], group).unroll(sv[2]);
         Func per_lane = core.dot.per_lane, queries = core.dot.queries;
@@ -391,7 +390,7 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         // accumulators and the folds stay in registers. With the loads in address order (below): decode_gqa
         // (group 4), Zen 4, one thread, B = 1, Lk = 32768: float32 Lq = 1 16.4 -> 11.9 ms, Lq = 4 42.6 -> 32.8 ms,
         // bf16 Lq = 1 8.6 -> 7.3 ms. (The heads inside without those unrolls: slower, the folds through the stack.)
-        heads_inside = core.group > 1 && keys_at_once * core.group <= accumulators;
+        const bool heads_inside = core.group > 1 && keys_at_once * core.group <= accumulators;
         if (heads_inside) {
             const std::vector<Var> sv = sum.args();  // (k, q, h, b)
             sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], core.group).unroll(sv[2]);

@@ -62,9 +62,9 @@ struct ScoreProduct {
     // (pair, kk, e/2, kt, h, b). Decoding with the heads along the lanes: the group's Q staged in lanes
     // ((pair,) x, g, idx, q, hk, b). Else undefined.
     Halide::Func queries;
-    // Decoding with a group's query heads along the vector lanes (lower/score.hpp): the group size, and
-    // per_lane is ((pair,) x, g, c, k, q, hk, b); 0 otherwise.
-    int heads_in_lanes = 0;
+    // Decoding with a group's query heads along the vector lanes (lower/score.hpp): per_lane is then
+    // ((pair,) x, g, c, k, q, hk, b), g < the group.
+    bool heads_in_lanes = false;
     // There: a key's accumulators added (x, g, k, q, hk, b); lane_fold is then (k % 4, g, k / 4, q, hk, b).
     Halide::Func column_sums;
 };

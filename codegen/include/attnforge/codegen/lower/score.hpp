@@ -88,7 +88,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
             f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
             ScoreProduct product{f, sum, Halide::Func(), per_lane, fold, queries};
             product.column_sums = accumulated;
-            product.heads_in_lanes = group;
+            product.heads_in_lanes = true;
             return {product, Lowered{f, extents, false, {}}};
         }
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the
