@@ -12,6 +12,7 @@
 // the NaN.
 #define BOOST_TEST_MODULE block_skipping
 #include <attnforge/runtime/run.hpp>
+#include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -142,4 +143,41 @@ BOOST_AUTO_TEST_CASE(key_padding_by_the_pre_pass) {
                             },
                             "x", 1, 512, L, 1, 0, 512},
                            {"streaming"});
+}
+
+// A KV cache past its valid length holds whatever the caller left there: the decode kernels never read it
+// (their last key tile ends at the length, docs/contract.md §2), so K and V made NaN there change nothing.
+// Lengths that end inside a vector of keys and inside a bf16 pair of V rows, a full cache and an empty one.
+BOOST_AUTO_TEST_CASE(cache_past_its_length) {
+    constexpr std::int64_t Lmax = 1024;
+    const std::vector<std::int32_t> lengths{1024, 37, 515, 0};
+    int checked = 0;
+    for (const char* variant : {"decode", "decode_gqa", "decode_sliding_window"})
+        for (const char* dtype : {"float32", "bf16"})
+            for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output", dtype)) {
+                if (k->strategy != "decode") continue;
+                for (const std::int64_t Lq : {1, 4}) {
+                    const Sizes sizes{static_cast<std::int64_t>(lengths.size()), 2, {{"q", Lq}, {"kv", Lmax}}};
+                    runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(k->signature(), sizes, {});
+                    set_int32(inputs.at("kv_length"), [&](std::int64_t b) { return lengths[static_cast<std::size_t>(b)]; });
+                    const auto storage = runtime::storage_type_named(dtype);
+                    const runtime::Tensor clean = runtime::to_float32(runtime::run_kernel(*k, runtime::to_storage(inputs, storage)));
+                    for (const char* cache : {"k", "v"}) {
+                        runtime::Tensor& t = inputs.at(cache);  // (B, Hkv, Lmax, E)
+                        const std::int64_t heads = t.shape[1], width = t.shape[3];
+                        for (std::int64_t b = 0; b < t.shape[0]; ++b)
+                            for (std::int64_t h = 0; h < heads; ++h)
+                                for (std::int64_t j = lengths[static_cast<std::size_t>(b)]; j < Lmax; ++j)
+                                    for (std::int64_t e = 0; e < width; ++e)
+                                        t.f32[static_cast<std::size_t>(((b * heads + h) * Lmax + j) * width + e)] = nan_value;
+                    }
+                    const runtime::Tensor probed = runtime::to_float32(runtime::run_kernel(*k, runtime::to_storage(inputs, storage)));
+                    bool same = clean.f32.size() == probed.f32.size();
+                    for (std::size_t i = 0; same && i < clean.f32.size(); ++i)
+                        same = std::isfinite(probed.f32[i]) && probed.f32[i] == clean.f32[i];
+                    BOOST_TEST(same, k->name << " Lq = " << Lq << ": the output changed with K and V NaN past kv_length");
+                    ++checked;
+                }
+            }
+    BOOST_TEST(checked >= 12, "decode kernels probed: " << checked);
 }

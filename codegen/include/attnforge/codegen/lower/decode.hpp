@@ -41,7 +41,13 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
         value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), hk, b); };
-    const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key);
+    // The keys of tile kb below Lk and the cache's valid length: the tile's loops end there, so the last tile of
+    // a short cache computes and reads no more keys than it holds (a large tile costs nothing there).
+    const QueryPositions& pos = core.positions;
+    const Expr valid = pos.cached() ? Halide::min(Lk, pos.lengths(b)) : Lk;
+    const Expr tile_keys = Halide::clamp(valid - kb * Kt, 0, Kt);
+    const KeyBlock block =
+        key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key, tile_keys);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
@@ -52,11 +58,14 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
         core.rounded_weights = Halide::Func(name + "_rounded_weights");
         core.rounded_weights(kk, q, g, hk, b, kb) = round_weight_to_bf16(core.block_exps(kk, q, g, hk, b, kb));
         Halide::RDom rk = pair_reduction(Kt, "rk");
+        rk.where(2 * rk.y < tile_keys);  // a pair's second key past them has weight 0 (its score is masked)
         // Each key of the pair clamped on its own, selected by the pair's element: two dense row loads that
-        // interleave (a clamp of the element's key itself would make the load a gather).
-        const Expr first = kb * Kt + 2 * rk.y;
-        const Expr value = Halide::select(rk.x == 0, stored_values(e, Halide::min(first, Lk - 1), hk, b),
-                                          stored_values(e, Halide::min(first + 1, Lk - 1), hk, b));
+        // interleave (a clamp of the element's key itself would make the load a gather). Clamped to the valid
+        // keys: the second key of the last pair of an odd count re-reads the row before it (weight 0) rather
+        // than the cache past its length, which may hold anything (a NaN there would make 0 · NaN).
+        const Expr first = kb * Kt + 2 * rk.y, last_valid = Halide::max(valid - 1, 0);
+        const Expr value = Halide::select(rk.x == 0, stored_values(e, Halide::min(first, last_valid), hk, b),
+                                          stored_values(e, Halide::min(first + 1, last_valid), hk, b));
         core.block_weighted = Halide::Func(name + "_block_weighted_pairs");
         core.block_weighted(e, q, g, hk, b, kb) = 0.0f;
         core.block_weighted(e, q, g, hk, b, kb) +=
@@ -65,7 +74,6 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
 
     // The state of split s: its tiles kb = s·T + rb, those that exist, hold valid keys and reach the
     // band of some query (query 0 sits lowest, query Lq − 1 highest).
-    const QueryPositions& pos = core.positions;
     Halide::RDom rb(0, T, "rb");
     const Expr tile = s * T + rb;
     rb.where(tile * Kt < Lk);

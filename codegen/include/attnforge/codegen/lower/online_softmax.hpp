@@ -34,14 +34,16 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 // A key block of key_tile keys: its scores (kk, row...) in base 2 (keys past Lk already −∞) give the
 // block's max and sum (row...) reduced lane by lane, its exps (kk, row...) and exps · V (e, row...),
 // where value(rk) is V at column e for the block's key rk; no value: no exps · V (the caller forms it
-// over bf16 pairs of keys). row[0] is the query index.
+// over bf16 pairs of keys). row[0] is the query index. `limit` (optional): the block's keys at and past it
+// are neither reduced nor weighted, so nothing computes or reads them (row_reduction.hpp).
 struct KeyBlock {
     Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
 };
 
 inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, const std::vector<Halide::Var>& row,
                           int key_tile, int lanes, const Halide::Var& e,
-                          const std::function<Halide::Expr(const Halide::Expr&)>& value) {
+                          const std::function<Halide::Expr(const Halide::Expr&)>& value,
+                          const Halide::Expr& limit = Halide::Expr()) {
     const Halide::Expr inf = minus_infinity();
     const Halide::Var kk = scores.args().at(0);
     auto with = [&](const auto& first) {
@@ -51,14 +53,15 @@ inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, c
     };
     KeyBlock k;
     std::tie(k.max, k.max_lanes) = reduce_by_lanes(name + "_block_max", lane_max(), scores, key_tile, row, row.at(0), {},
-                                                   1, lanes);
+                                                   1, lanes, limit);
     const Halide::Expr m = k.max(row);
     k.exps = Halide::Func(name + "_block_exps");
     k.exps(with(kk)) = softmax_exp2(scores(with(kk)) - ieee(Halide::select(m == inf, 0.0f, m)));
     std::tie(k.sum, k.sum_lanes) = reduce_by_lanes(name + "_block_sum", lane_sum(), k.exps, key_tile, row, row.at(0),
-                                                   {}, 1, lanes);
+                                                   {}, 1, lanes, limit);
     if (!value) return k;
     Halide::RDom rk(0, key_tile, "rk");
+    if (limit.defined()) rk.where(rk < limit);
     k.weighted = Halide::Func(name + "_block_weighted");
     k.weighted(with(e)) = 0.0f;
     k.weighted(with(e)) += k.exps(with(rk.x)) * value(rk.x);

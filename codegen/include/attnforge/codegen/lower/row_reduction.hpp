@@ -63,6 +63,8 @@ inline Halide::Expr combine_lanes(const LaneReduction& op, const std::function<H
 // (an empty domain otherwise), whose keys past Lk count as the identity (score tiles are whole vectors,
 // their inputs read clamped, so they exist). Testing key < Lk in every vector cost three of the loop's
 // eight instructions (materialized bf16 sdpa: the row max and the row sum 4 % of the time each).
+// `limit` (optional, at most Lk): only the keys below it are reduced, and only they are read, so a producer
+// computed per row computes no more than those (the decode strategy's last key tile of a cache, lower/decode.hpp).
 // `row_vars` are x's indices after the key (q, h, b or a streamed block's qi, qt, h, b, kb); `q` among
 // them is the query index the band restriction reads: whole vectors of keys outside the query block's
 // band are skipped (they are the identity; an empty band restricts nothing).
@@ -70,7 +72,8 @@ inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& 
                                                              const Halide::Func& x, const Halide::Expr& Lk,
                                                              const std::vector<Halide::Var>& row_vars,
                                                              const Halide::Var& q, const dsl::key_band& band,
-                                                             int query_tile, int lanes) {
+                                                             int query_tile, int lanes,
+                                                             const Halide::Expr& limit = Halide::Expr()) {
     Halide::Var u("u");
     const Halide::Expr whole = Lk / lanes, all = (Lk + lanes - 1) / lanes;
     auto at = [&](Halide::Expr first) {
@@ -84,9 +87,16 @@ inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& 
     per_lane(lane_vars) = op.identity;
     Halide::RDom rv(0, whole, "rv");
     restrict_to_block_band(rv, rv * lanes, q, band, query_tile, lanes);
+    if (limit.defined()) rv.where(rv * lanes + lanes <= limit);
     per_lane(lane_vars) = op.combine(per_lane(lane_vars), x(at(rv * lanes + u)));
     const auto constant_lk = Halide::Internal::as_const_int(Halide::Internal::simplify(Lk % lanes));
-    if (!constant_lk || *constant_lk != 0) {
+    if (limit.defined()) {
+        // The vector that holds the limit, if it falls inside one: a domain of one where it does.
+        Halide::RDom rt(0, 1, "rt");
+        rt.where(limit % lanes != 0);
+        const Halide::Expr key = limit / lanes * lanes + u;
+        per_lane(lane_vars) = op.combine(per_lane(lane_vars), Halide::select(key < limit, x(at(key)), op.identity));
+    } else if (!constant_lk || *constant_lk != 0) {
         Halide::RDom rt(whole, all - whole, "rt");
         restrict_to_block_band(rt, rt * lanes, q, band, query_tile, lanes);
         const Halide::Expr key = rt * lanes + u;
