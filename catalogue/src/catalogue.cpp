@@ -1,10 +1,13 @@
 #include <attnforge/catalogue/catalogue.hpp>
+#include <attnforge/catalogue/size_class.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 namespace attnforge::catalogue {
 
@@ -86,12 +89,27 @@ Catalogue assemble(const std::vector<KernelLine>& listed, const std::vector<Kern
                                          other.line.where + ")");
         c.kernels.push_back(std::move(k));
     };
+    // The query bound of a pair's first listed decode line ("Lq<=16" of "Lq<=16" or "Lq<=16,Lk>N"): a tuned
+    // decode kernel, whose record names a bucket of Lk only, serves those queries only, as the listed one does
+    // (else it would go first for every Lq of its bucket, prefill included). No listed decode line: "Lq<=16".
+    auto decode_queries = [&](const std::string& pair) -> std::string {
+        for (const auto& l : listed) {
+            if (pair_of(l) != pair || l.strategy != "decode" || !bounds_queries(l.sizes)) continue;
+            std::string_view cls = l.sizes;
+            const auto comma = cls.find(',');
+            const std::string_view first = cls.substr(0, comma);
+            return std::string(first.starts_with("Lq") ? first : cls.substr(comma + 1));
+        }
+        return "Lq<=16";
+    };
     for (const auto& l : listed) {
         if (placed.insert(pair_of(l)).second)
             for (auto t : tuned)
                 if (pair_of(t) == pair_of(l)) {
                     if (t.strategy == "streaming" && block_masked.contains(pair_of(t)) && !t.has_knob("block_mask=1"))
                         t.knobs.push_back("block_mask=1");
+                    if (t.strategy == "decode" && !bounds_queries(t.sizes))
+                        t.sizes = decode_queries(pair_of(t)) + "," + t.sizes;
                     add(std::move(t));
                 }
         add(l);

@@ -55,7 +55,8 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
             fail("strategy '" + k.strategy +
                  "' is not materialized, streaming, unscheduled, adams2019, mullapudi2016 or li2018");
         if (!parse_size_class(k.sizes))
-            fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B, Lq<=N, Lq>N)");
+            fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B, Lq<=N, Lq>N, or one on Lq and one on Lk "
+                 "joined by a comma: Lq<=N,Lk>M)");
         for (const auto& knob : k.knobs)
             if (!std::regex_match(knob, knob_word)) fail("'" + knob + "' is not a knob (name=value)");
         // The storage type is not a schedule knob: it names the kernel and picks its kernels at run time.

@@ -88,6 +88,18 @@ BOOST_AUTO_TEST_CASE(size_buckets_and_size_classes) {
     BOOST_TEST(!size_class_holds("Lq<=16", 1, 17));
     BOOST_TEST(size_class_holds("Lq>16", 1, 17));
     BOOST_TEST(!cat::parse_size_class("Lq<=x"));
+    // One bound on each length, both holding: a decode kernel's few queries over a bucket of keys.
+    BOOST_TEST(size_class_holds("Lq<=16,16384<Lk<=32768", 32768, 1));
+    BOOST_TEST(size_class_holds("Lq<=16,16384<Lk<=32768", 16385, 16));
+    BOOST_TEST(!size_class_holds("Lq<=16,16384<Lk<=32768", 32768, 17));  // prefill of that bucket
+    BOOST_TEST(!size_class_holds("Lq<=16,16384<Lk<=32768", 16384, 1));
+    BOOST_TEST(size_class_holds("Lk>4096,Lq>16", 8192, 32));
+    BOOST_TEST(!size_class_holds("Lk>4096,Lq>16", 8192, 16));
+    BOOST_TEST(cat::bounds_queries("Lq<=16,Lk>4096"));
+    BOOST_TEST(!cat::bounds_queries("1024<Lk<=2048"));
+    for (const char* bad : {"Lq<=16,Lq<=4", "Lk<=4,Lk>2", "any,Lk<=4", "Lk<=4,any", "Lq<=16,", ",Lk<=4",
+                            "Lq<=16,Lk<=4,Lk>2", "Lq<=16;Lk<=4"})
+        BOOST_TEST(!cat::parse_size_class(bad), bad);
 }
 
 BOOST_AUTO_TEST_CASE(kernel_lines_are_checked_with_their_place) {
@@ -342,6 +354,22 @@ BOOST_AUTO_TEST_CASE(tuned_lines_go_first_for_their_variant_and_keep_the_block_m
         BOOST_TEST(
             std::string(e.what()).find("test.list:2: kernel sdpa__streaming is made twice (also by test.list:1)") == 0);
     }
+}
+
+// A decode record names a bucket of Lk only; its kernel serves the queries of the list's decode line only, so
+// that it never goes first for a prefill of its bucket.
+BOOST_AUTO_TEST_CASE(a_tuned_decode_kernel_serves_the_decode_lines_queries) {
+    const auto listed = parse("decode output decode Lq<=16 k_block=512\ndecode output streaming any\n");
+    cat::KernelLine tuned{"decode", "output", "decode", "16384<Lk<=32768", {"k_block=2048"}, "444444444444", "r"};
+    const cat::Catalogue c = cat::assemble(listed, {tuned});
+    BOOST_REQUIRE(c.kernels.size() == 3u);
+    BOOST_TEST(c.kernels[0].line.sizes == "Lq<=16,16384<Lk<=32768");
+    BOOST_TEST(c.kernels[0].name == "decode__decode__Lq_16_16384_Lk_32768");
+    BOOST_TEST(cat::size_class_holds(c.kernels[0].line.sizes, 32768, 1));
+    BOOST_TEST(!cat::size_class_holds(c.kernels[0].line.sizes, 32768, 32768));
+    // A listed class on both lengths gives the tuned one its query bound too.
+    const auto both = parse("decode output decode Lq<=8,Lk>1024\ndecode output streaming any\n");
+    BOOST_TEST(cat::assemble(both, {tuned}).kernels[0].line.sizes == "Lq<=8,16384<Lk<=32768");
 }
 
 BOOST_AUTO_TEST_CASE(the_build_is_given_one_call_per_kernel_and_registries_from_the_same_lines) {

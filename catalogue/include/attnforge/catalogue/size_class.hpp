@@ -1,6 +1,6 @@
 // Size classes: the key lengths Lk a kernel serves, "any", "Lk<=N", "Lk>N" (lines of a kernel list) or
 // "A<Lk<=B" (a tuning record's bucket); or the query lengths, "Lq<=N", "Lq>N" (a decode kernel serves a
-// few queries over any number of keys). For a (variant, result) the runtime takes the first kernel
+// few queries over any number of keys); or one of each, "Lq<=N,Lk>M". For a (variant, result) the runtime takes the first kernel
 // whose class holds: the rule. Header-only: the shipped runtime applies the rule, the catalogue checks
 // every class when it reads a list, and the tuner names its buckets with size_bucket.
 #pragma once
@@ -13,17 +13,27 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 namespace attnforge::catalogue {
 
-// The bounds of a size class: Lk in (above, at_most]; nullopt where a side is open.
+// The bounds of a size class: Lk in (above, at_most] and Lq in (queries_above, queries_at_most]; nullopt where
+// a side is open.
 struct SizeBounds {
     std::optional<std::int64_t> above, at_most;
-    bool on_queries = false;  // the bounds are on Lq, not Lk
+    std::optional<std::int64_t> queries_above, queries_at_most;
 };
 
-// nullopt when `cls` is not a size class (the catalogue reports that with the line it came from).
-inline std::optional<SizeBounds> parse_size_class(std::string_view cls) {
+namespace detail {
+
+// One bound of a size class ("Lk<=N", "Lk>N", "A<Lk<=B", "Lq<=N", "Lq>N"; not "any"): whether it is on Lq, and
+// its (above, at_most].
+struct OneBound {
+    bool on_queries = false;
+    std::optional<std::int64_t> above, at_most;
+};
+
+inline std::optional<OneBound> parse_one_bound(std::string_view cls) {
     auto number = [&](std::size_t from, std::size_t to) -> std::optional<std::int64_t> {
         std::int64_t n = 0;
         if (from >= to) return std::nullopt;
@@ -31,36 +41,68 @@ inline std::optional<SizeBounds> parse_size_class(std::string_view cls) {
         if (r.ec != std::errc() || r.ptr != cls.data() + to || n < 0) return std::nullopt;
         return n;
     };
-    if (cls == "any") return SizeBounds{};
     if (cls.starts_with("Lq<=")) {
         const auto n = number(4, cls.size());
-        return n ? std::optional(SizeBounds{std::nullopt, n, true}) : std::nullopt;
+        return n ? std::optional(OneBound{true, std::nullopt, n}) : std::nullopt;
     }
     if (cls.starts_with("Lq>")) {
         const auto n = number(3, cls.size());
-        return n ? std::optional(SizeBounds{n, std::nullopt, true}) : std::nullopt;
+        return n ? std::optional(OneBound{true, n, std::nullopt}) : std::nullopt;
     }
     if (cls.starts_with("Lk<=")) {
         const auto n = number(4, cls.size());
-        return n ? std::optional(SizeBounds{std::nullopt, n}) : std::nullopt;
+        return n ? std::optional(OneBound{false, std::nullopt, n}) : std::nullopt;
     }
     if (cls.starts_with("Lk>")) {
         const auto n = number(3, cls.size());
-        return n ? std::optional(SizeBounds{n, std::nullopt}) : std::nullopt;
+        return n ? std::optional(OneBound{false, n, std::nullopt}) : std::nullopt;
     }
     if (const auto mid = cls.find("<Lk<="); mid != std::string_view::npos) {
         const auto low = number(0, mid), high = number(mid + 5, cls.size());
-        if (low && high && *low < *high) return SizeBounds{low, high};
+        if (low && high && *low < *high) return OneBound{false, low, high};
     }
     return std::nullopt;
 }
 
+}  // namespace detail
+
+// nullopt when `cls` is not a size class (the catalogue reports that with the line it came from). A class is
+// "any", one bound, or a bound on Lq and one on Lk joined by a comma, both of which must hold ("Lq<=16,Lk>16384":
+// a decode kernel's few queries over long caches; a tuning record of the decode strategy is one of these).
+inline std::optional<SizeBounds> parse_size_class(std::string_view cls) {
+    if (cls == "any") return SizeBounds{};
+    SizeBounds s;
+    auto add = [&](const detail::OneBound& b) {
+        if (b.on_queries)
+            std::tie(s.queries_above, s.queries_at_most) = std::tie(b.above, b.at_most);
+        else
+            std::tie(s.above, s.at_most) = std::tie(b.above, b.at_most);
+    };
+    const auto comma = cls.find(',');
+    const auto first = detail::parse_one_bound(cls.substr(0, comma));
+    if (!first) return std::nullopt;
+    add(*first);
+    if (comma == std::string_view::npos) return s;
+    const auto second = detail::parse_one_bound(cls.substr(comma + 1));
+    if (!second || second->on_queries == first->on_queries) return std::nullopt;  // one bound on each length
+    add(*second);
+    return s;
+}
+
+// Whether the class's bound on Lq (if any) comes from a part of its own: "Lq<=16" and "Lq<=16,Lk>N" do.
+inline bool bounds_queries(std::string_view cls) {
+    const auto b = parse_size_class(cls);
+    return b && (b->queries_above || b->queries_at_most);
+}
+
 // lq: the query length, for classes on Lq (where it is not known, 0: a few queries).
 inline bool size_class_holds(std::string_view cls, std::int64_t lk, std::int64_t lq = 0) {
-    const auto bounds = parse_size_class(cls);
-    if (!bounds) throw std::logic_error("kernel list: '" + std::string(cls) + "' is not a size class");
-    const std::int64_t n = bounds->on_queries ? lq : lk;
-    return (!bounds->above || n > *bounds->above) && (!bounds->at_most || n <= *bounds->at_most);
+    const auto b = parse_size_class(cls);
+    if (!b) throw std::logic_error("kernel list: '" + std::string(cls) + "' is not a size class");
+    auto within = [](std::int64_t n, const std::optional<std::int64_t>& above, const std::optional<std::int64_t>& at_most) {
+        return (!above || n > *above) && (!at_most || n <= *at_most);
+    };
+    return within(lk, b->above, b->at_most) && within(lq, b->queries_above, b->queries_at_most);
 }
 
 // The size bucket of a key length, the unit of tuning records and of tuned kernels' size classes:
