@@ -94,11 +94,8 @@ Catalogue assemble(const std::vector<KernelLine>& listed, const std::vector<Kern
     // (else it would go first for every Lq of its bucket, prefill included). No listed decode line: "Lq<=16".
     auto decode_queries = [&](const std::string& pair) -> std::string {
         for (const auto& l : listed) {
-            if (pair_of(l) != pair || l.strategy != "decode" || !bounds_queries(l.sizes)) continue;
-            std::string_view cls = l.sizes;
-            const auto comma = cls.find(',');
-            const std::string_view first = cls.substr(0, comma);
-            return std::string(first.starts_with("Lq") ? first : cls.substr(comma + 1));
+            if (pair_of(l) != pair || l.strategy != "decode") continue;
+            if (auto bound = query_bound(l.sizes)) return *bound;
         }
         return "Lq<=16";
     };

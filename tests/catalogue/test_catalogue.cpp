@@ -97,6 +97,12 @@ BOOST_AUTO_TEST_CASE(size_buckets_and_size_classes) {
     BOOST_TEST(!size_class_holds("Lk>4096,Lq>16", 8192, 16));
     BOOST_TEST(cat::bounds_queries("Lq<=16,Lk>4096"));
     BOOST_TEST(!cat::bounds_queries("1024<Lk<=2048"));
+    BOOST_TEST(cat::query_bound("Lq<=16,Lk>4096").value_or("") == "Lq<=16");
+    BOOST_TEST(cat::query_bound("Lk>4096,Lq<=1").value_or("") == "Lq<=1");
+    BOOST_TEST(cat::query_bound("Lq>16").value_or("") == "Lq>16");
+    BOOST_TEST(!cat::query_bound("Lk>4096"));
+    BOOST_TEST(!cat::query_bound("any"));
+    BOOST_TEST(!cat::query_bound("Lq<=16,Lq<=4"));  // not a class
     for (const char* bad : {"Lq<=16,Lq<=4", "Lk<=4,Lk>2", "any,Lk<=4", "Lk<=4,any", "Lq<=16,", ",Lk<=4",
                             "Lq<=16,Lk<=4,Lk>2", "Lq<=16;Lk<=4"})
         BOOST_TEST(!cat::parse_size_class(bad), bad);

@@ -95,6 +95,15 @@ inline bool bounds_queries(std::string_view cls) {
     return b && (b->queries_above || b->queries_at_most);
 }
 
+// The part of a class that bounds Lq ("Lq<=16" of "Lq<=16,Lk>16384"); nullopt where the class has none. A
+// tuned decode kernel takes its decode line's part (catalogue.cpp), so the class syntax stays in this file.
+inline std::optional<std::string> query_bound(std::string_view cls) {
+    if (!bounds_queries(cls)) return std::nullopt;
+    const auto comma = cls.find(',');
+    const std::string_view first = cls.substr(0, comma);
+    return std::string(first.starts_with("Lq") ? first : cls.substr(comma + 1));
+}
+
 // lq: the query length, for classes on Lq (where it is not known, 0: a few queries).
 inline bool size_class_holds(std::string_view cls, std::int64_t lk, std::int64_t lq = 0) {
     const auto b = parse_size_class(cls);
