@@ -88,7 +88,7 @@ struct KnobSpec {
 
 namespace knob_values {
 inline constexpr int q_block[] = {8, 16, 24, 32, 48, 64, 96, 128};
-inline constexpr int k_block[] = {32, 64, 128, 256, 512};
+inline constexpr int k_block[] = {32, 64, 128, 256, 512, 1024, 2048};  // the large ones: decode tiles
 inline constexpr int k_unroll[] = {1, 2, 3, 4};
 inline constexpr int vector_width[] = {8, 16};
 inline constexpr int proj_cols[] = {1, 2, 3, 4};
@@ -98,7 +98,7 @@ inline constexpr int pv_cols[] = {0, 1, 2, 4};
 inline constexpr int pv_key_block[] = {0, 32, 64, 128, 256, 512};
 inline constexpr int proj_rows[] = {1, 2, 4, 6, 8, 12};
 inline constexpr int zero_one[] = {0, 1};
-inline constexpr int split_keys[] = {256, 512, 1024, 2048, 4096};
+inline constexpr int split_keys[] = {256, 512, 1024, 2048, 4096, 8192};
 }  // namespace knob_values
 
 // clang-format off
