@@ -544,6 +544,12 @@ AlgorithmPlan plan_for(const Knobs& knobs, const Halide::Target& target) {
         DecodePlan plan{tiles};
         plan.key_tile = knobs.k_block;
         plan.split_keys = knobs.split_keys;
+        // With vectors of 8 lanes (AVX2: 16 registers) a GQA group's P·V takes several tiles of columns, each
+        // re-reading the key tile's V: past 512 keys of E = 128 float32 that leaves L2. Measured with that loop
+        // structure on Zen 4 (vector_width=8), decode_gqa tiles of 2048 against 512: 1.1-1.4x slower. So the
+        // large tiles the kernel list gives AVX-512 become tiles of 512 there (a multiple of 512 only, so that
+        // split_keys, a multiple of k_block, stays a whole number of tiles).
+        if (tiles.lanes < 16 && plan.key_tile > 512 && plan.key_tile % 512 == 0) plan.key_tile = 512;
         return plan;
     }
     MaterializedPlan plan{tiles};

@@ -107,7 +107,7 @@ inline constexpr std::array knob_table = {
     KnobSpec{"q_block",       &Knobs::q_block,       32, 0,  4,  256, any_strategy,    KnobLevel::algorithm, knob_values::q_block,      false, false,
              "queries per parallel task, the query tile (Triton's BLOCK_M); a multiple of q_unroll and pv_unroll"},
     KnobSpec{"k_block",       &Knobs::k_block,       128, 0, 16, 4096, streaming_or_decode, KnobLevel::algorithm, knob_values::k_block, false, false,
-             "keys per streamed tile of the online softmax (Triton's BLOCK_N)"},
+             "keys per streamed tile of the online softmax (Triton's BLOCK_N); decode with 8-lane vectors (AVX2): multiples of 512 become 512"},
     KnobSpec{"split_keys",    &Knobs::split_keys,    1024, 0, 16, 65536, decode_only,  KnobLevel::algorithm, knob_values::split_keys,  false, false,
              "keys per parallel split of a decode task (flash-decoding); a multiple of k_block"},
     KnobSpec{"k_unroll",      &Knobs::k_unroll,      2, 0,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::k_unroll,     false, false,
