@@ -130,3 +130,25 @@ BOOST_AUTO_TEST_CASE(plan_reads_the_algorithm_knobs_only) {
     BOOST_TEST(!std::get<cg::MaterializedPlan>(cg::plan_for(cg::default_knobs(cg::Strategy::unscheduled), avx512))
                     .skip_band_panels);
 }
+
+// Decode tiles: with 8-lane vectors (AVX2) a GQA group's P·V re-reads the key tile's V once per tile of columns,
+// so the list's large tiles (multiples of 512, for AVX-512) become 512 there; other sizes stay as given.
+BOOST_AUTO_TEST_CASE(decode_tiles_on_eight_lanes_stay_at_512) {
+    const Halide::Target avx512("x86-64-linux-avx512_skylake"), avx2("x86-64-linux-avx2-fma-f16c-sse41");
+    auto tile = [](int k_block, int split_keys, const Halide::Target& target, int vector_width = 0) {
+        cg::Knobs k = cg::default_knobs(cg::Strategy::decode);
+        k.k_block = k_block;
+        k.split_keys = split_keys;
+        k.vector_width = vector_width;
+        const auto plan = std::get<cg::DecodePlan>(cg::plan_for(k, target));
+        BOOST_TEST(plan.split_keys % plan.key_tile == 0);  // whole tiles per split
+        return plan.key_tile;
+    };
+    BOOST_TEST(tile(2048, 8192, avx512) == 2048);
+    BOOST_TEST(tile(2048, 8192, avx2) == 512);
+    BOOST_TEST(tile(1024, 2048, avx2) == 512);
+    BOOST_TEST(tile(2048, 2048, avx512, 8) == 512);  // vector_width=8: the same loop structure as AVX2
+    BOOST_TEST(tile(512, 2048, avx2) == 512);
+    BOOST_TEST(tile(64, 2048, avx2) == 64);
+    BOOST_TEST(tile(600, 1200, avx2) == 600);  // not a multiple of 512: as given
+}
