@@ -7,7 +7,6 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 
 namespace attnforge::catalogue {
 

@@ -89,20 +89,19 @@ inline std::optional<SizeBounds> parse_size_class(std::string_view cls) {
     return s;
 }
 
-// Whether the class's bound on Lq (if any) comes from a part of its own: "Lq<=16" and "Lq<=16,Lk>N" do.
-inline bool bounds_queries(std::string_view cls) {
+// The part of a class that bounds Lq ("Lq<=16" of "Lq<=16,Lk>16384"), written from its parsed bound; nullopt
+// where the class has none (or is not a class). A tuned decode kernel takes its decode line's part
+// (catalogue.cpp), so the class syntax stays in this file.
+inline std::optional<std::string> query_bound(std::string_view cls) {
     const auto b = parse_size_class(cls);
-    return b && (b->queries_above || b->queries_at_most);
+    if (!b) return std::nullopt;
+    if (b->queries_at_most) return "Lq<=" + std::to_string(*b->queries_at_most);
+    if (b->queries_above) return "Lq>" + std::to_string(*b->queries_above);
+    return std::nullopt;
 }
 
-// The part of a class that bounds Lq ("Lq<=16" of "Lq<=16,Lk>16384"); nullopt where the class has none. A
-// tuned decode kernel takes its decode line's part (catalogue.cpp), so the class syntax stays in this file.
-inline std::optional<std::string> query_bound(std::string_view cls) {
-    if (!bounds_queries(cls)) return std::nullopt;
-    const auto comma = cls.find(',');
-    const std::string_view first = cls.substr(0, comma);
-    return std::string(first.starts_with("Lq") ? first : cls.substr(comma + 1));
-}
+// Whether the class bounds Lq: "Lq<=16" and "Lq<=16,Lk>N" do.
+inline bool bounds_queries(std::string_view cls) { return query_bound(cls).has_value(); }
 
 // lq: the query length, for classes on Lq (where it is not known, 0: a few queries).
 inline bool size_class_holds(std::string_view cls, std::int64_t lk, std::int64_t lq = 0) {
