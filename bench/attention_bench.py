@@ -18,7 +18,10 @@ cache: kv_length = Lk) follow the same protocol against the decode peers of benc
 SDPA, ONNX Runtime GroupQueryAttention, OpenVINO's stateful SDPA); every output there, ours included, is
 checked against decode_peers.decode_reference (float64 NumPy) with the same bound. Besides ms they report the
 K+V cache bytes read per call over the time (GB/s) and, where `attnforge bench --json` gives a measured read
-bandwidth (read_bandwidth_gbs, per thread count), the fraction of it. A variant that `attnforge list --json`
+bandwidth (read_bandwidth_gbs: the median of probe passes run between its calls), the fraction of it: ours the
+median over rounds of each round's against its own probe, a peer's against the rounds' median probe. Each batch,
+ours and the peers', starts after a pause (bench/timing.py: ONNX Runtime's idle workers spin ~50 ms after a call,
+taking a core from whatever runs next). A variant that `attnforge list --json`
 does not list is left out with a message.
 
 Flex cells (`--flex`, instead of the grids above; bench/flex_peers.py): the flexible variants sliding_window_attention,
@@ -57,7 +60,7 @@ import flex_peers  # noqa: E402
 import peers as peer_modules  # noqa: E402
 import report  # noqa: E402
 from ours_python import NAME as OURS_PYTHON, OursPython  # noqa: E402
-from timing import time_batch  # noqa: E402
+from timing import settle, time_batch  # noqa: E402
 
 E, H, D = 64, 8, 512
 
@@ -353,6 +356,7 @@ def measure_rounds(ours_batch, calls, rounds, t, best_peak, adams_batch=None, mi
                **{n: [] for n in calls}}
     peak, retakes, kept, ours_rows = [], 0, 0, []
     while kept < rounds:
+        settle()  # the last peer's threads may still spin (bench/timing.py)
         row = ours_batch()
         best_peak[t] = max(best_peak.get(t, 0.0), row["peak_gflops"])
         if row["peak_gflops"] < 0.85 * best_peak[t] and retakes < 3:
@@ -464,15 +468,21 @@ def run_decode(exe, ours, dpeers, cells, threads, rounds, rng, rows, checks, bes
             bandwidth = statistics.median(bw) if bw else None
             # How much of attnforge's process lay in transparent huge pages (its cache's GB/s depends on it).
             huge = [r["huge_page_bytes"] for r in ours_rows if r.get("huge_page_bytes") is not None]
+            # Ours against the bandwidth probed between its own calls, round by round (the same moments: the memory
+            # of a shared machine is not always as fast); a peer, timed at other moments, against their median.
+            ours_fraction = statistics.median(kv_bytes / (r["ms"] * 1e6) / r["read_bandwidth_gbs"]
+                                              for r in ours_rows) if len(bw) == len(ours_rows) else None
             for impl, ms in samples.items():
                 m = statistics.median(ms)
                 gbs = kv_bytes / m / 1e6
+                fraction = ours_fraction if impl == "attnforge" and ours_fraction else (
+                    gbs / bandwidth if bandwidth else None)
                 rows.append({"variant": variant, "shape": shape, "threads": t, "implementation": impl, "ms": m,
                              "gflops": flops / m / 1e6, "peak_gflops": statistics.median(peak),
                              "fraction_of_peak": flops / m / 1e6 / statistics.median(peak), "check_ok": ok.get(impl),
                              "samples_ms": ms, "retaken_rounds": retakes, "kv_bytes": kv_bytes, "gbs": gbs,
                              "read_bandwidth_gbs": bandwidth,
-                             "fraction_of_read_bandwidth": gbs / bandwidth if bandwidth else None,
+                             "fraction_of_read_bandwidth": fraction,
                              "attnforge_huge_page_bytes": min(huge) if huge else None})
             print(f"[decode {n + 1}/{len(cells)} {time.time() - started:5.0f} s] {variant} {shape} threads={t}: "
                   + ", ".join(f"{r['implementation']} {r['ms']:.3f} ms {r['gbs']:.1f} GB/s"

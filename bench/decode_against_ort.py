@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """One decode cell, attnforge (its Python module) against ONNX Runtime's GroupQueryAttention in one process on the
-same NumPy arrays (both read the cache in NumPy's huge pages), alternated: `rounds` times 20 calls of each, medians.
-docs/performance.md, decode ("Where the rest goes").
+same NumPy arrays (both read the cache in NumPy's huge pages), alternated: `rounds` times 20 calls of each, medians,
+which goes first swapped every round, each block after a pause (bench/timing.py: ONNX Runtime's idle workers spin
+~50 ms after its last call and would take a core from the block after it). docs/performance.md, decode ("Where the
+rest goes").
 
 usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3]   (from the repository root, after a
 build with the Python module in build/python and the peers of bench/requirements.txt)"""
@@ -15,9 +17,11 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.join(here, "..", "build", "python")]
 import attnforge  # noqa: E402
 import decode_peers  # noqa: E402
+from timing import settle  # noqa: E402
 
 
 def median_ms(call, calls=20):
+    settle()
     call()
     times = []
     for _ in range(calls):
@@ -42,8 +46,11 @@ def main():
         if not c["ok"]:
             sys.exit(f"{name}: output differs from the float64 reference: {c}")
     cache = inputs["k"].nbytes + inputs["v"].nbytes
-    for _ in range(rounds):
-        a, b = median_ms(ort), median_ms(ours)
+    for r in range(rounds):
+        if r % 2 == 0:
+            a, b = median_ms(ort), median_ms(ours)
+        else:
+            b, a = median_ms(ours), median_ms(ort)
         print(f"ORT {a:.3f} ms {cache / a / 1e6:.1f} GB/s   attnforge {b:.3f} ms {cache / b / 1e6:.1f} GB/s   "
               f"ORT / attnforge {a / b:.2f}", flush=True)
 

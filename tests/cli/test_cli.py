@@ -9,6 +9,7 @@ what was expected on one stderr line.
 Usage: test_cli.py PATH/TO/attnforge   (run by CTest)
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -351,6 +352,23 @@ class BenchTest(unittest.TestCase):
             self.assertEqual(row["bytes"], 4 * (3 * 1 * 2 * 40 * 64 + 1 * 2 * 40 * 64))  # q, k, v, output
             self.assertAlmostEqual(row["gbs"], row["bytes"] / row["ms"] / 1e6, delta=1e-6 * row["gbs"])
             self.assertAlmostEqual(row["fraction_of_bandwidth"], row["gbs"] / row["read_bandwidth_gbs"], places=9)
+            # Probed before the first timed call and after the calls; the fastest of 5 before them kept apart.
+            self.assertGreaterEqual(row["read_bandwidth_passes"], 2)
+            self.assertGreater(row["read_bandwidth_fastest_gbs"], 0)
+
+    def test_the_bandwidth_is_probed_between_the_calls(self):
+        # 4 ms calls (a 134 MB cache) for at least 0.12 s: slices of 50 ms, a probe pass before the first and
+        # after each, so the % of bandwidth is of the same moments as the calls.
+        r = attnforge("bench", "decode", "--heads", "8", "--batch", "1", "--lq", "1", "--lk", "32768", "--threads", "1",
+                      "--chosen-only", "--no-interpreter", "--min-seconds", "0.12", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("fastest of 5", r.stdout)
+        self.assertIn("% bw: of the read bandwidth measured between the kernel's calls", r.stdout)
+        (row,) = json.loads(r.stdout[r.stdout.index("\n[") + 1:])
+        slices = math.ceil(0.12 / 0.05)
+        self.assertGreaterEqual(row["read_bandwidth_passes"], 1 + slices)
+        self.assertLessEqual(row["read_bandwidth_passes"], 2 + slices)  # not one per call
+        self.assertAlmostEqual(row["fraction_of_bandwidth"], row["gbs"] / row["read_bandwidth_gbs"], places=9)
 
     def test_a_storage_type_times_its_own_kernels_and_counts_its_bytes(self):
         rows = self.rows("--dtype", "bf16")

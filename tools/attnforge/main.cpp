@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
         "bench",
         "Time a variant's kernels and the interpreter; report ms, GFLOP/s and % of the FMA peak, GB/s and % of the "
         "read bandwidth (the bytes of inputs and output over the time), both measured in the same run. Protocol: inputs and output allocated once, 2 warm-up calls, then calls until --repeats and "
-        "--min-seconds (0.5 s), median reported.");
+        "--min-seconds (0.5 s), median reported; a pass of the read-bandwidth probe after every 50 ms of calls, the "
+        "% of bandwidth against their median.");
     bench_cmd->add_option("variant", bench.variant, "Variant name")->required();
     bench_cmd->add_option("--batch", bench.batch, "B")->check(attnforge::cli::positive);
     bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")

@@ -94,33 +94,51 @@ const float* buffer() {
     return data.get();
 }
 
+// Each thread's part: whole 64-float steps of the sums above.
+std::size_t part_floats(int threads) {
+    return buffer_bytes / sizeof(float) / static_cast<std::size_t>(threads) / 64 * 64;
+}
+
+// Seconds of one pass of `threads` threads, each summing its part of the buffer.
+double timed_pass(SumFn sum, int threads) {
+    const float* data = buffer();
+    const std::size_t part = part_floats(threads);
+    std::vector<float> sums(static_cast<std::size_t>(threads));
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            sums[static_cast<std::size_t>(t)] = sum(data + part * static_cast<std::size_t>(t), part);
+        });
+    for (auto& th : pool) th.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    static volatile float sink = 0;
+    for (float v : sums) sink = sink + v;
+    return s;
+}
+
+double pass_bytes(int threads) {
+    return static_cast<double>(part_floats(threads) * static_cast<std::size_t>(threads) * sizeof(float));
+}
+
 }  // namespace
 
 Bandwidth measure_read_bandwidth(int threads, int passes) {
     const char* isa = nullptr;
     const SumFn sum = best_sum(isa);
-    const float* data = buffer();
-    const std::size_t n = buffer_bytes / sizeof(float);
-    const std::size_t part = n / static_cast<std::size_t>(threads) / 64 * 64;
     std::vector<double> seconds;
-    volatile float sink = 0;
     for (int pass = 0; pass < passes + 1; ++pass) {  // the first pass warms up (page tables, clocks)
-        std::vector<float> sums(static_cast<std::size_t>(threads));
-        const auto t0 = std::chrono::steady_clock::now();
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-            pool.emplace_back([&, t] {
-                sums[static_cast<std::size_t>(t)] = sum(data + part * static_cast<std::size_t>(t), part);
-            });
-        for (auto& th : pool) th.join();
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        for (float v : sums) sink = sink + v;
+        const double s = timed_pass(sum, threads);
         if (pass > 0) seconds.push_back(s);
     }
     // The fastest pass, as STREAM reports: the bandwidth the machine can give (a pass can only be slowed
-    // by others, never sped up), the bound a kernel is measured against.
-    const double bytes = static_cast<double>(part * static_cast<std::size_t>(threads) * sizeof(float));
-    return {bytes / *std::min_element(seconds.begin(), seconds.end()) / 1e9, isa};
+    // by others, never sped up).
+    return {pass_bytes(threads) / *std::min_element(seconds.begin(), seconds.end()) / 1e9, isa};
+}
+
+double read_bandwidth_pass(int threads) {
+    const char* isa = nullptr;
+    return pass_bytes(threads) / timed_pass(best_sum(isa), threads) / 1e9;
 }
 
 }  // namespace attnforge::cli

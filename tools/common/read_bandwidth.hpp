@@ -12,4 +12,8 @@ struct Bandwidth {
 
 Bandwidth measure_read_bandwidth(int threads, int passes = 5);
 
+// One pass over the same buffer (no warm-up): GB/s. `attnforge bench` runs these between a kernel's calls,
+// so that the kernel and the bandwidth it is a fraction of are measured in the same moments (bench.cpp).
+double read_bandwidth_pass(int threads);
+
 }  // namespace attnforge::cli
