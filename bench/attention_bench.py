@@ -4,7 +4,8 @@
 For every shape of the grid and every thread count: ours (the kernel the rule picks), Halide's
 Adams2019 autoscheduler on our lowered pipeline, PyTorch and ONNX Runtime, on the same shapes.
 Protocol: implementations interleaved round-robin, `--rounds` rounds; each round one batch per
-implementation (warm-up, then calls until 3 calls and 0.5 s), its median; reported: the median of
+implementation (a 0.2 s pause for the previous implementation's idle threads to stop spinning, a warm-up, then
+calls until 3 calls and 0.5 s), its median; reported: the median of
 the batch medians (Halide Adams2019, 5-10× slower than the rest, is timed in the first round only).
 Each round starts with `attnforge bench` measuring the FMA peak; a round whose peak is below 85% of
 the best peak seen for that thread count ran on a machine that was not quiet (another tenant's
@@ -108,7 +109,7 @@ FLEX_MIN_SECONDS = 0.3
 
 
 FLEX_PROTOCOL = """implementations interleaved round-robin, `--rounds` rounds; each round one batch per implementation
-(warm-up, then calls until 3 calls and 0.3 s; ours `attnforge bench --chosen-only --min-seconds 0.3 --input ...`), its
+(a 0.2 s pause, a warm-up, then calls until 3 calls and 0.3 s; ours `attnforge bench --chosen-only --min-seconds 0.3 --input ...`), its
 median; reported: the median of the batch medians. FlexAttention compiles in its first call, made before timing
 (reported as compile s). Each round starts with `attnforge bench` measuring the FMA peak; a round whose peak is below
 85% of the best seen for its thread count is taken again (at most 3 times per cell). Every output, ours included, is
