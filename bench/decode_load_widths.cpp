@@ -31,54 +31,62 @@ float* huge_page_array(std::size_t n) {
 
 alignas(64) float q[E], scores[Lk], out[E];
 
-// Scores of one head's keys, 16 or 8 lanes at a time.
-template <int Lanes>
+// The two widths behind one interface, so that both phases are the same code at either width.
+struct Loads512 {
+    using V = __m512;
+    static constexpr std::size_t lanes = 16;
+    static V zero() { return _mm512_setzero_ps(); }
+    static V load(const float* p) { return _mm512_load_ps(p); }
+    static V splat(float x) { return _mm512_set1_ps(x); }
+    static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static void store(float* p, V v) { _mm512_store_ps(p, v); }
+    static float sum(V v) { return _mm512_reduce_add_ps(v); }
+};
+
+struct Loads256 {
+    using V = __m256;
+    static constexpr std::size_t lanes = 8;
+    static V zero() { return _mm256_setzero_ps(); }
+    static V load(const float* p) { return _mm256_load_ps(p); }
+    static V splat(float x) { return _mm256_set1_ps(x); }
+    static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    static void store(float* p, V v) { _mm256_store_ps(p, v); }
+    static float sum(V v) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_hadd_ps(s, s);
+        return _mm_cvtss_f32(_mm_hadd_ps(s, s));
+    }
+};
+
+// Scores of one head's keys: a key's row times q, one accumulator.
+template <class W>
 void score_keys(const float* K) {
     for (std::size_t k = 0; k < Lk; ++k) {
-        const float* row = K + k * E;
-        if constexpr (Lanes == 16) {
-            __m512 a = _mm512_mul_ps(_mm512_load_ps(q), _mm512_load_ps(row));
-            for (std::size_t i = 16; i < E; i += 16) a = _mm512_fmadd_ps(_mm512_load_ps(q + i), _mm512_load_ps(row + i), a);
-            scores[k] = _mm512_reduce_add_ps(a);
-        } else {
-            __m256 a = _mm256_mul_ps(_mm256_load_ps(q), _mm256_load_ps(row));
-            for (std::size_t i = 8; i < E; i += 8) a = _mm256_fmadd_ps(_mm256_load_ps(q + i), _mm256_load_ps(row + i), a);
-            __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-            s = _mm_hadd_ps(s, s);
-            scores[k] = _mm_cvtss_f32(_mm_hadd_ps(s, s));
-        }
+        typename W::V a = W::zero();
+        for (std::size_t i = 0; i < E; i += W::lanes) a = W::fma(W::load(q + i), W::load(K + k * E + i), a);
+        scores[k] = W::sum(a);
     }
 }
 
-// out = Σ_k exp_k · V_k, E/Lanes accumulators.
-template <int Lanes>
+// out = Σ_k exp_k · V_k, E/lanes accumulators.
+template <class W>
 void weigh_values(const float* V) {
-    if constexpr (Lanes == 16) {
-        __m512 o[E / 16];
-        for (auto& v : o) v = _mm512_setzero_ps();
-        for (std::size_t k = 0; k < Lk; ++k) {
-            const __m512 w = _mm512_set1_ps(scores[k]);
-            for (std::size_t i = 0; i < E / 16; ++i) o[i] = _mm512_fmadd_ps(w, _mm512_load_ps(V + k * E + 16 * i), o[i]);
-        }
-        for (std::size_t i = 0; i < E / 16; ++i) _mm512_store_ps(out + 16 * i, o[i]);
-    } else {
-        __m256 o[E / 8];
-        for (auto& v : o) v = _mm256_setzero_ps();
-        for (std::size_t k = 0; k < Lk; ++k) {
-            const __m256 w = _mm256_set1_ps(scores[k]);
-            for (std::size_t i = 0; i < E / 8; ++i) o[i] = _mm256_fmadd_ps(w, _mm256_load_ps(V + k * E + 8 * i), o[i]);
-        }
-        for (std::size_t i = 0; i < E / 8; ++i) _mm256_store_ps(out + 8 * i, o[i]);
+    typename W::V o[E / W::lanes];
+    for (auto& v : o) v = W::zero();
+    for (std::size_t k = 0; k < Lk; ++k) {
+        const typename W::V w = W::splat(scores[k]);
+        for (std::size_t i = 0; i < E / W::lanes; ++i) o[i] = W::fma(w, W::load(V + k * E + W::lanes * i), o[i]);
     }
+    for (std::size_t i = 0; i < E / W::lanes; ++i) W::store(out + W::lanes * i, o[i]);
 }
 
-template <int ScoreLanes, int ValueLanes>
+template <class ScoreLoads, class ValueLoads>
 __attribute__((noinline)) void decode_head(const float* K, const float* V) {
-    score_keys<ScoreLanes>(K);
+    score_keys<ScoreLoads>(K);
     float m = -INFINITY;
     for (float s : scores) m = std::max(m, s);
     for (float& s : scores) s = std::exp(s - m);
-    weigh_values<ValueLanes>(V);
+    weigh_values<ValueLoads>(V);
 }
 
 }  // namespace
@@ -90,10 +98,10 @@ int main() {
         const char* name;
         void (*head)(const float*, const float*);
     };
-    const Mode modes[] = {{"512-bit loads", decode_head<16, 16>},
-                          {"256-bit loads", decode_head<8, 8>},
-                          {"512-bit Q·Kᵀ, 256-bit P·V", decode_head<16, 8>},
-                          {"256-bit Q·Kᵀ, 512-bit P·V", decode_head<8, 16>}};
+    const Mode modes[] = {{"512-bit loads", decode_head<Loads512, Loads512>},
+                          {"256-bit loads", decode_head<Loads256, Loads256>},
+                          {"512-bit Q·Kᵀ, 256-bit P·V", decode_head<Loads512, Loads256>},
+                          {"256-bit Q·Kᵀ, 512-bit P·V", decode_head<Loads256, Loads512>}};
     std::vector<std::vector<double>> seconds(std::size(modes));
     for (int round = 0; round < 30; ++round)  // modes alternated: the memory's speed drifts
         for (std::size_t m = 0; m < std::size(modes); ++m) {
