@@ -36,7 +36,7 @@ namespace {
 // A kernel's time and the read bandwidth of the same moments. The memory of a shared machine is not
 // always as fast (measured on this project's 2-core Zen 4: the two-thread probe read 33 or 54 GB/s,
 // switching every few seconds, as another tenant's load came and went), so a fraction of a bandwidth
-// measured before the kernel can be 60 % or 170 %. The calls are timed in slices of about 50 ms of the
+// measured before the kernel put one at 83 % or 167 %. The calls are timed in slices of about 50 ms of the
 // kernel's time, with a pass of the probe (read_bandwidth.hpp) before the first slice and after each one: both
 // medians then sample the same moments.
 struct Timing {
