@@ -5,8 +5,9 @@ which goes first swapped every round, each block after a pause (bench/timing.py:
 ~50 ms after its last call and would take a core from the block after it). docs/performance.md, decode ("Where the
 rest goes").
 
-usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3]; 30 rounds tell a 5 % difference here   (from the repository root, after a
-build with the Python module in build/python and the peers of bench/requirements.txt)"""
+usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3]   (from the repository root, after a
+build with the Python module in build/python and the peers of bench/requirements.txt; 12-30 rounds tell a 5 %
+difference on a shared machine)"""
 import os
 import sys
 import time
