@@ -3,7 +3,7 @@ decode_peers.py's demo): one warm-up call, then calls until `min_calls` calls an
 median; `before` (if given) runs before every call, outside the timed region. Each batch starts after a pause
 (`settle_seconds`): the previous implementation's worker threads may still be spinning for work and would take
 a core from this one (measured: ONNX Runtime's intra-op pool spins ~50 ms after its last call, and attnforge's
-two-thread decode calls after it took 4 ms instead of 2.4 until it stopped; PyTorch is run with
+two-thread decode calls after it took 4.1-6.0 ms instead of 3.6-3.8 until it stopped, bench/peer_spin.py; PyTorch is run with
 OMP_WAIT_POLICY=PASSIVE for the same reason)."""
 import statistics
 import time

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""bench/report.py on made-up rows: best-peer ratios, geometric mean, targets, Markdown (no peers needed).
+"""bench/report.py on made-up rows: best-peer ratios, geometric mean, targets, Markdown (no peers needed); the
+timing protocol's pause (bench/timing.py).
 
 Usage: test_report.py PATH/TO/bench   (run by CTest)
 """
@@ -119,6 +120,21 @@ class ReportTest(unittest.TestCase):
         before, after = md.split("bf16 storage", 1)
         self.assertNotIn("H=8 E=64", before)  # not in the prefill summary, targets or table
         self.assertIn("1.10×", after)
+
+
+class TimingTest(unittest.TestCase):
+    def test_a_batch_starts_after_the_pause(self):
+        # Another implementation's idle threads may still spin (ONNX Runtime's ~50 ms): no call before the pause.
+        import timing
+        events, sleep = [], timing.time.sleep
+        timing.time.sleep = lambda s: events.append(("sleep", s))
+        try:
+            timing.time_batch(lambda: events.append("call"), min_calls=3, min_seconds=0)
+        finally:
+            timing.time.sleep = sleep
+        self.assertEqual(events[0], ("sleep", timing.SETTLE_SECONDS))
+        self.assertGreaterEqual(timing.SETTLE_SECONDS, 0.1)  # twice the longest spin measured
+        self.assertEqual(events[1:], ["call"] * 4)  # the warm-up, then 3 timed
 
 
 if __name__ == "__main__":
