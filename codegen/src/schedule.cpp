@@ -351,25 +351,55 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         // The group's heads along the lanes (lower/score.hpp): per four keys, 4 keys × 4 column accumulators
         // of group · chunk lanes, every loop unrolled; the loads walk each key's row in address order (the
         // columns innermost, then the steps, then the keys), one broadcast chunk of K per product.
-        const int group = core.group, chunk = lanes / group;
+        const int group = core.group, chunk = lanes / group, rows = core.dot.query_rows;
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
-        sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], group).unroll(sv[2]);
+        Var qo("qo"), qi("qi");
+        if (rows > 1) {
+            // Query rows inside the four keys (RoundUp: rows past Lq read the last query, never consumed).
+            sum.split(sv[1], qo, qi, rows, TailStrategy::RoundUp).reorder(ki, sv[2], qi, ko, qo).unroll(qi);
+            // This loop walks four rows of K at once, 16 bytes at a time, and stalls on its K loads (the
+            // hardware prefetcher does not stream ahead of it): the rows 16 steps (64 keys) ahead are
+            // prefetched into L2, every line (codegen/prefetch_lines.hpp). NonFaulting: the last steps of a
+            // split prefetch the keys after it, even past the cache (a prefetch never faults). decode_gqa B = 1,
+            // Lq = 4, Lk = 32768, one thread, Zen 4, four alternated rounds, medians: one query row at a time
+            // (before) 33.6 ms, four rows 29.7 ms (prefetcht1 31.3 ms; 32 steps ahead 31.3 ms); with no prefetch,
+            // Halide's prefetchnta or prefetcht0 the four rows were slower than before (37-48 ms against 32-44).
+            constexpr int steps_ahead = 16;
+            if (core.dot.key_buffer.defined())
+                sum.prefetch(core.dot.key_buffer, ko, ko, steps_ahead, Halide::PrefetchBoundStrategy::NonFaulting);
+        } else {
+            sum.reorder(ki, sv[2], ko, sv[1]);
+        }
+        sum.bound_extent(sv[2], group).unroll(sv[2]);
         Func per_lane = core.dot.per_lane, queries = core.dot.queries;
         const std::vector<Var> a = per_lane.args();  // (x, g, c, k, q, hk, b)
         per_lane.compute_at(sum, ko).vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]);
+        if (rows > 1) per_lane.unroll(a[4]);
         const std::vector<RVar> r = per_lane.rvars(0);  // (step) or (pair element, step)
         Halide::Stage products = per_lane.update();
         std::vector<Halide::VarOrRVar> order;
         if (r.size() == 2) order.push_back(r[0]);
-        order.insert(order.end(), {a[0], a[1], a[2], r.back(), a[3]});
-        products.reorder(order);
-        if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
-        products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(r.back()).unroll(a[3]);
+        if (rows > 1) {
+            // Per step: a chunk of K for each of the four keys and a vector of Q for each row, keys × rows FMAs.
+            order.insert(order.end(), {a[0], a[1], a[2], a[3], a[4], r.back()});
+            products.reorder(order);
+            if (r.size() == 2) products.atomic().vectorize(r[0]);
+            products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]).unroll(a[4]);
+        } else {
+            order.insert(order.end(), {a[0], a[1], a[2], r.back(), a[3]});
+            products.reorder(order);
+            if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
+            products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(r.back()).unroll(a[3]);
+        }
         Func accumulated = core.dot.column_sums, fold = core.dot.lane_fold;
         const std::vector<Var> ca = accumulated.args();  // (x, g, k, q, hk, b)
         accumulated.compute_at(sum, ko).vectorize(ca[0], chunk).vectorize(ca[1], group).unroll(ca[2]);
         const std::vector<Var> fa = fold.args();  // (k % 4, g, k / 4, q, hk, b)
         fold.compute_at(sum, ko).vectorize(fa[0], keys_at_once).vectorize(fa[1], group);
+        if (rows > 1) {
+            accumulated.unroll(ca[3]);
+            fold.unroll(fa[3]);
+        }
         const std::vector<Var> qa = queries.args();  // ((pair,) x, g, idx, q, hk, b)
         queries.compute_at(tile);
         if (r.size() == 2) queries.vectorize(qa[0], 2).vectorize(qa[1], chunk).vectorize(qa[2], group);
@@ -544,6 +574,7 @@ AlgorithmPlan plan_for(const Knobs& knobs, const Halide::Target& target) {
         DecodePlan plan{tiles};
         plan.key_tile = knobs.k_block;
         plan.split_keys = knobs.split_keys;
+        plan.query_rows = knobs.q_rows;
         // With vectors of 8 lanes (AVX2: 16 registers) a GQA group's P·V takes several tiles of columns, each
         // re-reading the key tile's V: past 512 keys of E = 128 float32 that leaves L2. Measured with that loop
         // structure on Zen 4 (vector_width=8), decode_gqa tiles of 2048 against 512: 1.1-1.4x slower. So the

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <attnforge/codegen/lower.hpp>
+#include <attnforge/codegen/prefetch_lines.hpp>
 #include <attnforge/codegen/schedules/schedule.hpp>
 
 #include <Halide.h>
@@ -141,6 +142,15 @@ public:
         }
     }
 
+protected:
+    // Every pipeline with the pass that makes its prefetches whole lines (codegen/prefetch_lines.hpp).
+    Pipeline build_pipeline() override {
+        Pipeline pipeline = Generator<AttentionGenerator<Variants>>::build_pipeline();
+        pipeline.add_custom_lowering_pass(new cg::PrefetchEveryLine);
+        return pipeline;
+    }
+
+public:
     void generate() {
         cg::Knobs k = knobs_;
         // The pre-pass tiles queries and keys as the streaming kernel it serves.
@@ -269,7 +279,8 @@ private:
             ctx.inputs.emplace(spec.name,
                                cg::Lowered{f, extents, true,
                                            [buffer, value](const std::vector<Expr>& at) { return value((*buffer)(at)); },
-                                           [buffer](const std::vector<Expr>& at) { return (*buffer)(at); }});
+                                           [buffer](const std::vector<Expr>& at) { return (*buffer)(at); },
+                                           ImageParam(*buffer).parameter()});
         }
     }
 

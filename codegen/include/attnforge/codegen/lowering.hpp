@@ -35,6 +35,8 @@ struct Lowered {
     // The same element as stored (bf16 or fp16 of a 16-bit kernel, not converted to float32): operands of
     // products over bf16 pairs read in place (the decode strategy's Q·Kᵀ). Empty where buffer is.
     std::function<Halide::Expr(const std::vector<Halide::Expr>&)> stored;
+    // The input's buffer parameter (undefined for anything else): what a schedule's prefetch names.
+    Halide::Parameter parameter;
 };
 
 // Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch
@@ -67,6 +69,10 @@ struct ScoreProduct {
     bool heads_in_lanes = false;
     // There: a key's accumulators added (x, g, k, q, hk, b); lane_fold is then (k % 4, g, k / 4, q, hk, b).
     Halide::Func column_sums;
+    // There: the query rows taken inside the keys (DecodePlan::query_rows; c of extent 1 where above 1).
+    int query_rows = 1;
+    // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
+    Halide::Parameter key_buffer;
 };
 
 // Masks known only at run time (predicates other than the bands, key padding, boolean masks):

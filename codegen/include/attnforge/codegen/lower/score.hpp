@@ -53,7 +53,12 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         // are then its four accumulators added and each head's chunk lanes summed: a few instructions for
         // the whole group, where lanes along E need a fold of ~10 instructions a key and head.
         const int chunk = group > 1 && tiles.lanes >= 16 && tiles.lanes % group == 0 ? tiles.lanes / group : 0;
-        const int columns_per_step = 4 * chunk * (stored_pairs ? 2 : 1);
+        // Where the schedule takes several query rows inside the keys (DecodePlan::query_rows), their products
+        // are the independent chains: one accumulator a key and row (c of extent 1), so that each step loads
+        // a chunk of K per key and a vector of Q per row for keys × rows FMAs.
+        const int query_rows = std::get<DecodePlan>(ctx.plan).query_rows;
+        const int step_accumulators = query_rows > 1 ? 1 : 4;
+        const int columns_per_step = step_accumulators * chunk * (stored_pairs ? 2 : 1);
         if (chunk >= 2 && E % columns_per_step == 0) {
             Halide::Var x("x"), g("g"), c("c"), hk("hk"), pair("pair"), idx("idx");
             Halide::Func per_lane(name + "_head_lanes"), queries(name + "_queries_in_lanes"), sum(name + "_sum"),
@@ -63,13 +68,13 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
                 // Pairs of bf16 as stored (lower/bf16_pairs.hpp): lane (x, g) sums the pairs whose index ≡ x.
                 queries(pair, x, g, idx, qi, hk, b) = q.stored({2 * (idx * chunk + x) + pair, query, hk * group + g, b});
                 Halide::RDom r(0, 2, 0, E / columns_per_step, "r");
-                const Halide::Expr index = r.y * 4 + c;
+                const Halide::Expr index = r.y * step_accumulators + c;
                 per_lane(x, g, c, kv, qi, hk, b) += pair_product(queries(r.x, x, g, index, qi, hk, b),
                                                                  k.stored({2 * (index * chunk + x) + r.x, key, hk, b}));
             } else {
                 queries(x, g, idx, qi, hk, b) = q.func(idx * chunk + x, query, hk * group + g, b);
                 Halide::RDom r(0, E / columns_per_step, "r");
-                const Halide::Expr index = r * 4 + c;
+                const Halide::Expr index = r * step_accumulators + c;
                 per_lane(x, g, c, kv, qi, hk, b) +=
                     queries(x, g, index, qi, hk, b) * k.func(index * chunk + x, key, hk, b);
             }
@@ -80,7 +85,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
             // Added strictly: under fast-math LLVM otherwise merges the four accumulators into one chain of
             // dependent FMAs per key (E/chunk of them, 4 cycles apiece).
             accumulated(x, g, kv, qi, hk, b) = ieee(combine_lanes(
-                lane_sum(), [&](int i) { return per_lane(x, g, i, kv, qi, hk, b); }, 4));
+                lane_sum(), [&](int i) { return per_lane(x, g, i, kv, qi, hk, b); }, step_accumulators));
             Halide::Var kk("kk"), ko("ko");
             fold(kk, g, ko, qi, hk, b) = combine_lanes(
                 lane_sum(), [&](int j) { return accumulated(j, g, ko * 4 + kk, qi, hk, b); }, chunk);
@@ -89,6 +94,8 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
             ScoreProduct product{f, sum, Halide::Func(), per_lane, fold, queries};
             product.column_sums = accumulated;
             product.heads_in_lanes = true;
+            product.query_rows = query_rows;
+            product.key_buffer = k.parameter;
             return {product, Lowered{f, extents, false, {}}};
         }
         // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the

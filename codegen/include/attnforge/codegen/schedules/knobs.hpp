@@ -51,7 +51,7 @@ struct Knobs {
     Strategy strategy = Strategy::materialized;
     int q_block = 0, k_block = 0, k_unroll = 0, vector_width = 0, proj_cols = 0, block_mask = 0;
     int q_unroll = 0, pv_unroll = 0, pv_cols = 0, pv_key_block = 0, proj_rows = 0, proj_panels = 0,
-        proj_fused = 0, keys_per_task = 0, split_keys = 0;
+        proj_fused = 0, keys_per_task = 0, split_keys = 0, q_rows = 0;
 };
 
 // Which strategies read a knob (a bit set). any_strategy: the query-tiled ones (materialized, streaming).
@@ -99,6 +99,7 @@ inline constexpr int pv_key_block[] = {0, 32, 64, 128, 256, 512};
 inline constexpr int proj_rows[] = {1, 2, 4, 6, 8, 12};
 inline constexpr int zero_one[] = {0, 1};
 inline constexpr int split_keys[] = {256, 512, 1024, 2048, 4096, 8192};
+inline constexpr int q_rows[] = {1, 4};
 }  // namespace knob_values
 
 // clang-format off
@@ -110,6 +111,8 @@ inline constexpr std::array knob_table = {
              "keys per streamed tile of the online softmax (Triton's BLOCK_N); decode with 8-lane vectors (AVX2): multiples of 512 become 512"},
     KnobSpec{"split_keys",    &Knobs::split_keys,    1024, 0, 16, 65536, decode_only,  KnobLevel::algorithm, knob_values::split_keys,  false, false,
              "keys per parallel split of a decode task (flash-decoding); a multiple of k_block"},
+    KnobSpec{"q_rows",        &Knobs::q_rows,        1, 0,   1,  4,   decode_only,     KnobLevel::algorithm, knob_values::q_rows,       false, false,
+             "decode, a GQA group's heads in the vector lanes: query rows sharing each chunk of K in Q·Kᵀ (1-4)"},
     KnobSpec{"k_unroll",      &Knobs::k_unroll,      2, 0,   1,  4,   any_strategy,    KnobLevel::algorithm, knob_values::k_unroll,     false, false,
              "key vectors per register tile of S = Q·Kᵀ, and per packed panel of K"},
     KnobSpec{"vector_width",  &Knobs::vector_width,  0, 0,   0,  16,  every_strategy,  KnobLevel::algorithm, knob_values::vector_width, false, true,
