@@ -379,18 +379,15 @@ void schedule_core(DecodeCore core, Owner owner, const Tiles& tiles, const Knobs
         Halide::Stage products = per_lane.update();
         std::vector<Halide::VarOrRVar> order;
         if (r.size() == 2) order.push_back(r[0]);
-        if (rows > 1) {
-            // Per step: a chunk of K for each of the four keys and a vector of Q for each row, keys × rows FMAs.
-            order.insert(order.end(), {a[0], a[1], a[2], a[3], a[4], r.back()});
-            products.reorder(order);
-            if (r.size() == 2) products.atomic().vectorize(r[0]);
-            products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]).unroll(a[4]);
-        } else {
-            order.insert(order.end(), {a[0], a[1], a[2], r.back(), a[3]});
-            products.reorder(order);
-            if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
-            products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(r.back()).unroll(a[3]);
-        }
+        order.insert(order.end(), {a[0], a[1], a[2]});
+        // With query rows inside: per step a chunk of K for each of the four keys and a vector of Q for each row,
+        // keys × rows FMAs, the steps a loop. Else each key's steps unrolled, the keys outermost.
+        if (rows > 1) order.insert(order.end(), {a[3], a[4], r.back()});
+        else order.insert(order.end(), {r.back(), a[3]});
+        products.reorder(order);
+        if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
+        products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]);
+        products.unroll(rows > 1 ? Halide::VarOrRVar(a[4]) : Halide::VarOrRVar(r.back()));
         Func accumulated = core.dot.column_sums, fold = core.dot.lane_fold;
         const std::vector<Var> ca = accumulated.args();  // (x, g, k, q, hk, b)
         accumulated.compute_at(sum, ko).vectorize(ca[0], chunk).vectorize(ca[1], group).unroll(ca[2]);

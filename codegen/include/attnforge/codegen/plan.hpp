@@ -42,7 +42,7 @@ struct DecodePlan : Tiles {
     int key_tile = 128;     // keys per tile of the online softmax inside a split
     int split_keys = 1024;  // keys per parallel split (a multiple of key_tile)
     // Query rows taken together inside the keys of Q·Kᵀ where a GQA group's heads share the vector lanes
-    // (lower/score.hpp): 1, or 4 (each chunk of K then serves 4 queries × the group from registers).
+    // (lower/score.hpp): 1 to 4 (each chunk of K then serves that many queries × the group from registers).
     int query_rows = 1;
 };
 
