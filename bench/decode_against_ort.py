@@ -5,9 +5,14 @@ which goes first swapped every round, each block after a pause (bench/timing.py:
 ~50 ms after its last call and would take a core from the block after it). docs/performance.md, decode ("Where the
 rest goes").
 
-usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3]   (from the repository root, after a
-build with the Python module in build/python and the peers of bench/requirements.txt; 12-30 rounds tell a 5 %
-difference on a shared machine)"""
+usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3] [LAYERS=1]   (from the repository
+root, after a build with the Python module in build/python and the peers of bench/requirements.txt; 12-30 rounds
+tell a 5 % difference on a shared machine)
+
+LAYERS > 1 gives each implementation that many caches of their own (different random values), which consecutive
+calls take in turn, as a model's layers would: a cache is then read again only after LAYERS - 1 others, so no call
+finds what the one before it left in the last-level cache (with one cache of 134 MB and a 32 MB L3, back-to-back
+calls can: how much they gain depends on the order each implementation reads the cache in)."""
 import os
 import sys
 import time
@@ -32,20 +37,44 @@ def median_ms(call, calls=20):
     return float(np.median(times)) * 1e3
 
 
+def in_turn(calls):
+    """One call that makes the next of `calls` each time, round robin."""
+    state = {"next": 0}
+
+    def call():
+        i = state["next"]
+        state["next"] = (i + 1) % len(calls)
+        return calls[i]()
+    return call
+
+
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     B, Lq, Lk, threads = (int(a) for a in sys.argv[1:5])
     variant = sys.argv[5] if len(sys.argv) > 5 else "decode"
     rounds = int(sys.argv[6]) if len(sys.argv) > 6 else 3
-    inputs = decode_peers.make_inputs(variant, B, Lq, Lk, [Lk] * B, np.random.default_rng(0))
-    ort = decode_peers.OnnxRuntime().prepare(variant, inputs, threads)
-    ours = lambda: attnforge.run(variant, threads=threads, **inputs)  # noqa: E731
-    reference = decode_peers.decode_reference(inputs["q"], inputs["k"], inputs["v"], inputs["kv_length"])
-    for name, call in (("ONNX Runtime", ort), ("attnforge", ours)):
-        c = decode_peers.check(decode_peers.run_once(call), reference)
-        if not c["ok"]:
-            sys.exit(f"{name}: output differs from the float64 reference: {c}")
+    layers = int(sys.argv[7]) if len(sys.argv) > 7 else 1
+    if layers < 1:
+        sys.exit(f"LAYERS must be at least 1, got {layers}")
+    rng = np.random.default_rng(0)
+    ort_calls, our_calls = [], []
+    peer, session = decode_peers.OnnxRuntime(), None
+    for _ in range(layers):
+        inputs = decode_peers.make_inputs(variant, B, Lq, Lk, [Lk] * B, rng)
+        if session is None:
+            Hq, Hkv, E = inputs["q"].shape[1], inputs["k"].shape[1], inputs["q"].shape[3]
+            session = peer.session(Hq, Hkv, E, threads)
+        ort = peer.prepare(variant, inputs, threads, session=session)  # the caches bound to one session
+        ours = lambda inputs=inputs: attnforge.run(variant, threads=threads, **inputs)  # noqa: E731
+        reference = decode_peers.decode_reference(inputs["q"], inputs["k"], inputs["v"], inputs["kv_length"])
+        for name, call in (("ONNX Runtime", ort), ("attnforge", ours)):
+            c = decode_peers.check(decode_peers.run_once(call), reference)
+            if not c["ok"]:
+                sys.exit(f"{name}: output differs from the float64 reference: {c}")
+        ort_calls.append(ort)
+        our_calls.append(ours)
+    ort, ours = in_turn(ort_calls), in_turn(our_calls)
     cache = inputs["k"].nbytes + inputs["v"].nbytes
     ratios = []
     for r in range(rounds):

@@ -197,18 +197,24 @@ class OnnxRuntime:
                                                     helper.make_opsetid("com.microsoft", 1)])
         return m.SerializeToString()
 
-    def prepare(self, variant, inputs, threads, share_buffer=True):
+    def session(self, Hq, Hkv, E, threads):
         ort = self.ort
-        q, k, v, kl, (B, Hq, Hkv, Lq, Lmax, E) = _split(inputs)
-        if kl.min() < Lq:
-            raise Unsupported(f"GroupQueryAttention needs every kv_length >= Lq = {Lq} (got {kl.min()}): the "
-                              "step's Lq new keys follow a past of kv_length - Lq entries")
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.log_severity_level = 3
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        s = ort.InferenceSession(self.model(Hq, Hkv, E), so, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(self.model(Hq, Hkv, E), so, providers=["CPUExecutionProvider"])
+
+    def prepare(self, variant, inputs, threads, share_buffer=True, session=None):
+        """`session`: one made by session() with the same heads and threads, to bind several caches to one
+        session (one thread pool; every session's idle workers spin after its calls, bench/peer_spin.py)."""
+        ort = self.ort
+        q, k, v, kl, (B, Hq, Hkv, Lq, Lmax, E) = _split(inputs)
+        if kl.min() < Lq:
+            raise Unsupported(f"GroupQueryAttention needs every kv_length >= Lq = {Lq} (got {kl.min()}): the "
+                              "step's Lq new keys follow a past of kv_length - Lq entries")
+        s = session if session is not None else self.session(Hq, Hkv, E, threads)
         k_cache, v_cache = k.copy(), v.copy()  # the shared past/present buffer: GQA writes the new entries into it
         query = np.ascontiguousarray(q.transpose(0, 2, 1, 3).reshape(B, Lq, Hq * E))
         idx = kl[:, None] - Lq + np.arange(Lq)[None, :]  # (B, Lq) cache positions of the step's tokens
