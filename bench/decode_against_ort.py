@@ -13,6 +13,7 @@ LAYERS > 1 gives each implementation that many caches of their own (different ra
 calls take in turn, as a model's layers would: a cache is then read again only after LAYERS - 1 others, so no call
 finds what the one before it left in the last-level cache (with one cache of 134 MB and a 32 MB L3, back-to-back
 calls can: how much they gain depends on the order each implementation reads the cache in)."""
+import itertools
 import os
 import sys
 import time
@@ -39,13 +40,8 @@ def median_ms(call, calls=20):
 
 def in_turn(calls):
     """One call that makes the next of `calls` each time, round robin."""
-    state = {"next": 0}
-
-    def call():
-        i = state["next"]
-        state["next"] = (i + 1) % len(calls)
-        return calls[i]()
-    return call
+    turn = itertools.cycle(calls)
+    return lambda: next(turn)()
 
 
 def main():
@@ -59,13 +55,11 @@ def main():
         sys.exit(f"LAYERS must be at least 1, got {layers}")
     rng = np.random.default_rng(0)
     ort_calls, our_calls = [], []
-    peer, session = decode_peers.OnnxRuntime(), None
+    peer = decode_peers.OnnxRuntime()
     for _ in range(layers):
         inputs = decode_peers.make_inputs(variant, B, Lq, Lk, [Lk] * B, rng)
-        if session is None:
-            Hq, Hkv, E = inputs["q"].shape[1], inputs["k"].shape[1], inputs["q"].shape[3]
-            session = peer.session(Hq, Hkv, E, threads)
-        ort = peer.prepare(variant, inputs, threads, session=session)  # the caches bound to one session
+        # Every cache bound to the first one's session: one thread pool.
+        ort = peer.prepare(variant, inputs, threads, session=ort_calls[0].session if ort_calls else None)
         ours = lambda inputs=inputs: attnforge.run(variant, threads=threads, **inputs)  # noqa: E731
         reference = decode_peers.decode_reference(inputs["q"], inputs["k"], inputs["v"], inputs["kv_length"])
         for name, call in (("ONNX Runtime", ort), ("attnforge", ours)):

@@ -207,7 +207,7 @@ class OnnxRuntime:
         return ort.InferenceSession(self.model(Hq, Hkv, E), so, providers=["CPUExecutionProvider"])
 
     def prepare(self, variant, inputs, threads, share_buffer=True, session=None):
-        """`session`: one made by session() with the same heads and threads, to bind several caches to one
+        """`session`: an earlier call's `.session` (same heads and threads), to bind several caches to one
         session (one thread pool; every session's idle workers spin after its calls, bench/peer_spin.py)."""
         ort = self.ort
         q, k, v, kl, (B, Hq, Hkv, Lq, Lmax, E) = _split(inputs)
@@ -255,6 +255,7 @@ class OnnxRuntime:
                 run(io)
             return result
         call.keep = (s, keep, k_cache, v_cache, query, key, value, seqlens, total, out)  # owners of bound memory
+        call.session = s  # for prepare(..., session=) of another cache of the same shape
         return call
 
 
