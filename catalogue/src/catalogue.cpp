@@ -1,5 +1,6 @@
 #include <attnforge/catalogue/catalogue.hpp>
 #include <attnforge/catalogue/size_class.hpp>
+#include <attnforge/catalogue/strategies.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -70,11 +71,13 @@ std::string Kernel::schedule() const {
 
 Catalogue assemble(const std::vector<KernelLine>& listed, const std::vector<KernelLine>& tuned) {
     // The kernels one rule chooses among: a (variant, result, storage type).
-    auto pair_of = [](const KernelLine& l) { return l.variant + "/" + l.result + "/" + l.storage; };
+    auto pair_of = [](const KernelLine& l) {
+        return l.variant + "/" + l.result + "/" + l.storage + "/" + l.input_types;
+    };
     std::set<std::string> block_masked, listed_pairs;
     for (const auto& l : listed) {
         listed_pairs.insert(pair_of(l));
-        if (l.strategy == "streaming" && l.has_knob("block_mask=1")) block_masked.insert(pair_of(l));
+        if (l.has_knob("block_mask=1")) block_masked.insert(pair_of(l));  // its strategy takes live blocks
     }
     Catalogue c;
     std::set<std::string> placed;  // (variant, result) pairs whose tuned lines are in
@@ -88,24 +91,27 @@ Catalogue assemble(const std::vector<KernelLine>& listed, const std::vector<Kern
                                          other.line.where + ")");
         c.kernels.push_back(std::move(k));
     };
-    // The query bound of a pair's first listed decode line ("Lq<=16" of "Lq<=16" or "Lq<=16,Lk>N"): a tuned
-    // decode kernel, whose record names a bucket of Lk only, serves those queries only, as the listed one does
-    // (else it would go first for every Lq of its bucket, prefill included). No listed decode line: "Lq<=16".
-    auto decode_queries = [&](const std::string& pair) -> std::string {
+    // The query bound of a pair's first listed line of a strategy whose kernels serve a bound of Lq (decode:
+    // "Lq<=16" of "Lq<=16" or "Lq<=16,Lk>N"): a tuned kernel of it, whose record names a bucket of Lk only,
+    // serves those queries only, as the listed one does (else it would go first for every Lq of its bucket,
+    // prefill included). No such listed line: the strategy's own class (the strategy table).
+    auto bounded_queries = [&](const std::string& pair, const StrategySpec& strategy) -> std::string {
         for (const auto& l : listed) {
-            if (pair_of(l) != pair || l.strategy != "decode") continue;
+            if (pair_of(l) != pair || l.strategy != strategy.name) continue;
             if (auto bound = query_bound(l.sizes)) return *bound;
         }
-        return "Lq<=16";
+        return std::string(strategy.sizes);
     };
     for (const auto& l : listed) {
         if (placed.insert(pair_of(l)).second)
             for (auto t : tuned)
                 if (pair_of(t) == pair_of(l)) {
-                    if (t.strategy == "streaming" && block_masked.contains(pair_of(t)) && !t.has_knob("block_mask=1"))
+                    const StrategySpec* strategy = find_strategy(t.strategy);  // null: an autoscheduler
+                    if (strategy && strategy->block_mask && block_masked.contains(pair_of(t)) &&
+                        !t.has_knob("block_mask=1"))
                         t.knobs.push_back("block_mask=1");
-                    if (t.strategy == "decode" && !bounds_queries(t.sizes))
-                        t.sizes = decode_queries(pair_of(t)) + "," + t.sizes;
+                    if (strategy && bounds_queries(strategy->sizes) && !bounds_queries(t.sizes))
+                        t.sizes = bounded_queries(pair_of(t), *strategy) + "," + t.sizes;
                     add(std::move(t));
                 }
         add(l);

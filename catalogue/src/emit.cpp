@@ -1,4 +1,5 @@
 #include <attnforge/catalogue/emit.hpp>
+#include <attnforge/catalogue/strategies.hpp>
 
 #include <fstream>
 #include <iterator>
@@ -18,12 +19,18 @@ std::string params(const KernelLine& l, const std::string& result, const std::st
                    bool drop_block_mask) {
     std::string p = "variant=" + l.variant + " result=" + result;
     if (is_autoscheduler(strategy))
-        p += " strategy=unscheduled autoscheduler.parallelism=" + std::to_string(parallelism);
+        p += " strategy=" + std::string(spec_of(Strategy::unscheduled).name) +
+             " autoscheduler.parallelism=" + std::to_string(parallelism);
     else
         p += " strategy=" + strategy;
     for (const auto& k : l.knobs)
         if (!(drop_block_mask && k == "block_mask=1")) p += " " + k;
     if (l.storage != "float32") p += " dtype=" + l.storage;
+    if (!l.input_types.empty()) {  // "k=bf16 v=bf16" -> input_types=k:bf16,v:bf16 (one generator parameter)
+        std::string types;
+        for (char c : l.input_types) types += c == ' ' ? ',' : c == '=' ? ':' : c;
+        p += " input_types=" + types;
+    }
     return p;
 }
 
@@ -37,7 +44,7 @@ std::string cmake_include(const Catalogue& c, const EmitOptions& o) {
         s += " PARAMS " + params(k.line, k.line.result, k.line.strategy, o.parallelism, false) + ")\n";
         if (k.prepass)  // the same query and key blocks (knobs), the ranges of live key blocks as output
             s += "attnforge_kernel(" + k.name + "__block_ranges PARAMS " +
-                 params(k.line, "block_ranges", "streaming", o.parallelism, true) + ")\n";
+                 params(k.line, "block_ranges", k.line.strategy, o.parallelism, true) + ")\n";
     }
     return s;
 }
@@ -68,7 +75,7 @@ const KernelEntry entries[] = {
             k.prepass ? "&" + f + "__block_ranges_argv, &" + f + "__block_ranges_metadata" : "nullptr, nullptr";
         s += "    {\"" + k.name + "\", \"" + k.line.variant + "\", \"" + k.line.result + "\", \"" + k.line.strategy +
              "\", \"" + k.line.sizes + "\", \"" + k.line.knob_text() + "\", \"" + k.schedule() + "\", \"" +
-             k.line.storage + "\",\n";
+             k.line.storage + "\", \"" + k.line.input_types + "\",\n";
         s += "     &" + f + "_argv, &" + f + "_metadata, " + prepass + ",\n";
         s += "     []() -> const dsl::graph_signature& { static const auto s = dsl::signature(" + v +
              "); return s; },\n";

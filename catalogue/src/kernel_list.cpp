@@ -1,6 +1,7 @@
 #include <attnforge/catalogue/kernel_list.hpp>
 #include <attnforge/catalogue/schedule_point.hpp>
 #include <attnforge/catalogue/size_class.hpp>
+#include <attnforge/catalogue/strategies.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -14,10 +15,12 @@ namespace {
 
 // What a field may hold: it becomes part of C++ identifiers, string literals and CMake arguments.
 const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
-const std::regex knob_word("[a-z_][a-z0-9_.]*=[A-Za-z0-9_.-]+");
+const std::regex knob_word("[a-z_][a-z0-9_.]*=[A-Za-z0-9_.,-]+");  // dtype=float32,bf16: a list
 
-bool is_strategy(const std::string& s) {
-    return s == "materialized" || s == "streaming" || s == "decode" || s == "unscheduled" || is_autoscheduler(s);
+const char* storage_types[] = {"float32", "bf16", "fp16"};
+
+bool is_storage_type(const std::string& s) {
+    return std::find(std::begin(storage_types), std::end(storage_types), s) != std::end(storage_types);
 }
 
 }  // namespace
@@ -51,26 +54,59 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         if (!std::regex_match(k.variant, identifier)) fail("'" + k.variant + "' is not a variant name");
         if (k.result != "output" && k.result != "attention_weights" && k.result != "logsumexp")
             fail("result '" + k.result + "' is not output, attention_weights or logsumexp");
-        if (!is_strategy(k.strategy))
-            fail("strategy '" + k.strategy +
-                 "' is not materialized, streaming, unscheduled, adams2019, mullapudi2016 or li2018");
+        const StrategySpec* strategy = find_strategy(k.strategy);
+        if (!strategy && !is_autoscheduler(k.strategy))
+            fail("strategy '" + k.strategy + "' is not " + strategy_names() + ", nor an autoscheduler (" +
+                 autoscheduler_names() + ")");
+        if (strategy && !gives(*strategy, k.result))
+            fail("the " + k.strategy + " strategy makes no " + k.result + " kernels");
         if (!parse_size_class(k.sizes))
             fail("'" + k.sizes + "' is not a size class (any, Lk<=N, Lk>N, A<Lk<=B, Lq<=N, Lq>N, or one on Lq and one on Lk "
                  "joined by a comma: Lq<=N,Lk>M)");
         for (const auto& knob : k.knobs)
             if (!std::regex_match(knob, knob_word)) fail("'" + knob + "' is not a knob (name=value)");
+        if (k.has_knob("block_mask=1") && !(strategy && strategy->block_mask))
+            fail("block_mask=1 needs a strategy that takes live key blocks, not " + k.strategy);
         // The storage type is not a schedule knob: it names the kernel and picks its kernels at run time.
+        // dtype=float32,bf16 lists several: one kernel each, in that order.
+        std::vector<std::string> storages = {"float32"};
         for (auto it = k.knobs.begin(); it != k.knobs.end();) {
             if (!it->starts_with("dtype=")) {
                 ++it;
                 continue;
             }
-            k.storage = it->substr(6);
-            if (k.storage != "float32" && k.storage != "bf16" && k.storage != "fp16")
-                fail("dtype '" + k.storage + "' is not float32, bf16 or fp16");
+            storages.clear();
+            std::istringstream types(it->substr(6));
+            for (std::string t; std::getline(types, t, ',');) {
+                if (!is_storage_type(t)) fail("dtype '" + t + "' is not float32, bf16 or fp16");
+                if (std::find(storages.begin(), storages.end(), t) != storages.end())
+                    fail("dtype lists '" + t + "' twice");
+                storages.push_back(t);
+            }
+            if (storages.empty()) fail("dtype= names no storage type");
             it = k.knobs.erase(it);
         }
-        lines.push_back(std::move(k));
+        // dtype.<input>=<type>: an input of a type of its own.
+        std::map<std::string, std::string> own_types;
+        for (auto it = k.knobs.begin(); it != k.knobs.end();) {
+            if (!it->starts_with("dtype.")) {
+                ++it;
+                continue;
+            }
+            const std::size_t eq = it->find('=');
+            const std::string input = it->substr(6, eq - 6), type = it->substr(eq + 1);
+            if (!std::regex_match(input, identifier)) fail("'" + *it + "' names no input (dtype.<input>=<type>)");
+            if (!is_storage_type(type)) fail("dtype of input '" + input + "': '" + type + "' is not float32, bf16 or fp16");
+            if (!own_types.emplace(input, type).second) fail("dtype of input '" + input + "' given twice");
+            it = k.knobs.erase(it);
+        }
+        for (const auto& [input, type] : own_types)
+            k.input_types += (k.input_types.empty() ? "" : " ") + input + "=" + type;
+        for (const std::string& storage : storages) {
+            KernelLine one = k;
+            one.storage = storage;
+            lines.push_back(std::move(one));
+        }
     }
     return lines;
 }
@@ -82,8 +118,10 @@ std::vector<KernelLine> read_kernel_list(const std::string& path) {
 }
 
 std::string kernel_name(const KernelLine& k) {
+    std::string types;  // "k=bf16 v=bf16" -> "k_bf16_v_bf16__"
+    for (char c : k.input_types) types += c == ' ' || c == '=' ? '_' : c;
     std::string name = k.variant + "__" + (k.storage == "float32" ? "" : k.storage + "__") +
-                       (k.result == "output" ? k.strategy : k.result);
+                       (types.empty() ? "" : types + "__") + (k.result == "output" ? k.strategy : k.result);
     if (k.sizes != "any") {
         // Every run of characters outside [A-Za-z0-9] becomes one '_': "1024<Lk<=2048" -> "1024_Lk_2048".
         name += "__";
@@ -104,9 +142,11 @@ std::string kernel_name(const KernelLine& k) {
 }
 
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
-                              const std::string& result, std::int64_t lk, std::int64_t lq, const std::string& storage) {
+                              const std::string& result, std::int64_t lk, std::int64_t lq, const std::string& storage,
+                              const std::string& input_types) {
     for (const auto& k : lines)
-        if (k.variant == variant && k.result == result && k.storage == storage && size_class_holds(k.sizes, lk, lq))
+        if (k.variant == variant && k.result == result && k.storage == storage && k.input_types == input_types &&
+            size_class_holds(k.sizes, lk, lq))
             return &k;
     return nullptr;
 }

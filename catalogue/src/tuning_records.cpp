@@ -120,8 +120,10 @@ Record record_from_json(const nlohmann::json& j) {
     if (!parse_size_class(r.key.size_bucket) || r.key.size_bucket == "any")
         throw std::runtime_error("size bucket '" + r.key.size_bucket + "' is not Lk<=N or A<Lk<=B");
     const std::string& s = r.best.point.strategy;
-    if (s != "materialized" && s != "streaming" && s != "decode" && !is_autoscheduler(s))
-        throw std::runtime_error("unknown strategy '" + s + "'");
+    const StrategySpec* strategy = find_strategy(s);
+    if (!(strategy && strategy->tuned) && !is_autoscheduler(s))
+        throw std::runtime_error("unknown strategy '" + s + "' (expected " + strategy_names(true) + " or " +
+                                 autoscheduler_names() + ")");
     return r;
 }
 

@@ -123,7 +123,7 @@ NB_MODULE(_native, m) {
         std::vector<std::string> out;
         for (auto v : rt::variants()) out.emplace_back(v);
         return out;
-    }, "The built-in variants (and a downstream build's own), in kernel-list order.");
+    }, "The variants this module has kernels for (the built-in ones), in kernel-list order.");
 
     m.def("signature", &signature, "variant"_a,
           "What a variant takes and gives: a dict with 'inputs' ({name: {'shape': symbols, 'dtype': ...}}), "
@@ -160,6 +160,16 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
           nb::sig("def _borrowed_addresses(variant: str, *, dtype: str | None = None, **inputs: object) -> "
                   "dict[str, tuple[int, bool]]"),
           "For tests: each input's address as run() would read it, and whether it is the caller's memory.");
+
+    m.def("_last_call_addresses", [] {
+              nb::dict d;
+              for (const auto& [name, where] : rt::last_call_addresses())
+                  d[name.c_str()] = reinterpret_cast<std::uintptr_t>(where);
+              return d;
+          },
+          nb::sig("def _last_call_addresses() -> dict[str, int]"),
+          "For tests: the addresses the last kernel call on this thread handed to the kernel, each input's by "
+          "name and the result's under '' (run(), Kernel.__call__).");
 
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");

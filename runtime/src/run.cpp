@@ -123,15 +123,14 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
     dsl::ShapeMap shapes;
     for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape);
     const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
-    const dsl::element_type storage = storage_type_named(k.storage);
     for (const auto& spec : sig.inputs) {
         const TensorView& t = inputs.find(spec.name)->second;
-        // The graph's float32 tensors come in the kernel's storage type.
-        const dsl::element_type expected = spec.dtype == dsl::element_type::float32 ? storage : spec.dtype;
+        // The graph's float32 tensors come in the kernel's storage type, or in a type of their own.
+        const dsl::element_type expected = input_dtype(k, spec);
         if (t.dtype != expected)
             throw input_error(
                 std::string(k.variant) + ": input '" + spec.name + "' must be " + dsl::element_type_name(expected) +
-                (expected == spec.dtype ? "" : " (the storage type of kernel " + std::string(k.name) + ")") +
+                (expected == spec.dtype ? "" : " (its type in kernel " + std::string(k.name) + ")") +
                 ", given " + dsl::element_type_name(t.dtype));
         check_addressable(k, "input '" + spec.name + "'", t.shape, static_cast<std::int64_t>(t.item_bytes()));
         dsl::check_input_values(sig, spec, sizes, t.element_count(),
@@ -157,10 +156,32 @@ std::vector<std::string_view> variants() {
     return out;
 }
 
-std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result, std::string_view dtype) {
+std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result, std::string_view dtype,
+                                            std::string_view input_types) {
     std::vector<const KernelEntry*> out;
     for (const KernelEntry& k : registry())
-        if (k.variant == variant && k.result == result && k.storage == dtype) out.push_back(&k);
+        if (k.variant == variant && k.result == result && k.storage == dtype && k.input_types == input_types)
+            out.push_back(&k);
+    return out;
+}
+
+dsl::element_type input_dtype(const KernelEntry& k, const dsl::tensor_spec& spec) {
+    if (spec.dtype != dsl::element_type::float32) return spec.dtype;
+    return own_input_type(k.input_types, spec.name).value_or(storage_type_named(k.storage));
+}
+
+std::string input_types_of(const dsl::graph_signature& signature, const ViewMap& inputs, std::string_view dtype) {
+    std::vector<std::string> own;
+    for (const auto& spec : signature.inputs) {
+        auto it = inputs.find(spec.name);
+        if (spec.dtype != dsl::element_type::float32 || it == inputs.end() || !is_storage_type(it->second.dtype) ||
+            dsl::element_type_name(it->second.dtype) == dtype)
+            continue;
+        own.push_back(spec.name + "=" + dsl::element_type_name(it->second.dtype));
+    }
+    std::sort(own.begin(), own.end());
+    std::string out;
+    for (const auto& word : own) out += (out.empty() ? "" : " ") + word;
     return out;
 }
 
@@ -196,7 +217,17 @@ const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSiz
 const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result,
                                  std::string_view dtype) {
     const KernelEntry& first = first_kernel(variant, result, dtype);
-    return select_kernel(variant, check_inputs(first, first.signature(), inputs), result, dtype);
+    // Inputs in several float types: the kernels that take exactly those, where the build has some (else the
+    // check below says which input is not of the storage type).
+    const std::string own = input_types_of(first.signature(), inputs, dtype);
+    const auto mixed = own.empty() ? std::vector<const KernelEntry*>{} : kernels_for(variant, result, dtype, own);
+    if (mixed.empty()) return select_kernel(variant, check_inputs(first, first.signature(), inputs), result, dtype);
+    const dsl::RuntimeSizes sizes = check_inputs(*mixed.front(), first.signature(), inputs);
+    for (const KernelEntry* k : mixed)
+        if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
+                                        attention_length(*k, sizes, false)))
+            return *k;
+    return *mixed.back();
 }
 
 const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result,
@@ -225,8 +256,12 @@ void install_error_handler() {
     (void)installed;
 }
 
+// run.hpp, last_call_addresses: written by every call on its own thread, read by the same thread.
+thread_local std::map<std::string, const void*> addresses_of_last_call;
+
 // Calls the kernel on inputs already checked by check_inputs and an output of the right shape.
 void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& out, const RunOptions& options) {
+    addresses_of_last_call.clear();
     if (dsl::element_count(out.shape) == 0) return;  // an empty batch or query sequence: nothing to compute
     // An empty input with a non-empty result is an empty key sequence (every width is fixed): rows
     // with no key to attend to are fully masked. Kernels read their inputs clamped, which needs at least
@@ -248,9 +283,11 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
         const TensorView& t = inputs.find(sig.inputs[i].name)->second;
         buffers[i] = describe(t.data, t.dtype, t.shape, dims[i]);
         args.push_back(&buffers[i]);
+        addresses_of_last_call[sig.inputs[i].name] = buffers[i].host;
     }
     buffers.back() = describe(out.data, out.dtype, out.shape, dims.back());
     args.push_back(&buffers.back());
+    addresses_of_last_call[""] = buffers.back().host;
 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
         int status;
@@ -328,6 +365,10 @@ void run_kernel_into(const KernelEntry& k, const ViewMap& inputs, const OutputVi
                           dsl::shape_string(expected) + ", given " + dsl::element_type_name(out.dtype) + " " +
                           dsl::shape_string(out.shape));
     call_kernel(k, inputs, out, options);
+}
+
+std::map<std::string, const void*> last_call_addresses() {
+    return addresses_of_last_call;
 }
 
 void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {

@@ -131,6 +131,13 @@ TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage) {
     return out;
 }
 
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types) {
+    TensorMap out;
+    for (const auto& [name, t] : tensors)
+        out.emplace(name, to_storage(t, own_input_type(input_types, name).value_or(storage)));
+    return out;
+}
+
 Tensor to_float32(const Tensor& t) {
     if (t.dtype == dsl::element_type::float32) return t;
     if (!is_storage_type(t.dtype))

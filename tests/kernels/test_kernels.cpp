@@ -49,12 +49,14 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         const auto sig = dsl::signature(g);
         for (const Case& c : cases) {
             const auto given = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
-            std::int64_t longest = 0;
-            for (const auto& [tag, n] : c.sizes.length) longest = std::max(longest, n);
+            // Query length × key length of the case's attention (the product of its sequence lengths).
+            std::int64_t pairs = 1;
+            for (const auto& [tag, n] : c.sizes.length) pairs *= n;
             for (std::string_view storage : {"float32", "bf16", "fp16"}) {
                 // The 16-bit storage types convert where values are read and written, whatever the
-                // tiles: every case but the 1000-token ones (their interpreter runs are most of the time).
-                if (storage != "float32" && longest >= 1000) continue;
+                // tiles: every case but the 1000 × 1000-token ones (their interpreter runs are most of the
+                // time). Decoding's long caches (few queries) run in every type.
+                if (storage != "float32" && pairs >= 1'000'000) continue;
                 // bf16/fp16 kernels take the inputs rounded to their type, and the interpreter evaluates
                 // those rounded values (docs/contract.md §5).
                 const auto inputs = runtime::to_storage(given, runtime::storage_type_named(storage));
@@ -88,6 +90,23 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                                                            << " = " << error / bound << " of the bound");
                         }
                     }
+                }
+            }
+            // Kernels whose inputs have types of their own (q float32, k and v bf16): the interpreter on the
+            // inputs as those kernels take them, the bound of the kernel's storage type (its arithmetic).
+            for (const runtime::KernelEntry& k : runtime::registry()) {
+                if (k.variant != variant || k.input_types.empty()) continue;
+                BOOST_TEST_CONTEXT(k.name << " on " << c.label) {
+                    const dsl::element_type storage = runtime::storage_type_named(k.storage);
+                    const auto inputs = runtime::to_storage(given, storage, k.input_types);
+                    const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
+                    BOOST_TEST(k.result == "output");
+                    const double bound = attnforge::testing::contract_bound(reference.output,
+                                                                            reference.score_rounding.output, k.storage);
+                    // The kernel the runtime picks for inputs given in these types is one of these.
+                    BOOST_TEST(!runtime::select_kernel(variant, inputs, "output", k.storage).input_types.empty());
+                    const auto got = runtime::to_float64(runtime::run_kernel(k, inputs));
+                    BOOST_TEST(attnforge::testing::max_abs_diff(got, reference.output) <= bound);
                 }
             }
         }
@@ -146,7 +165,8 @@ std::vector<Case> token_cases() {
 }
 
 // Decoding over a cache of Lmax slots: Lq = 1 and 4 (and 7 > some lengths), the first entry's cache
-// full, the second's empty (zero rows), the others random lengths (testing/synthetic_inputs.hpp).
+// full, the second's empty (zero rows), the others random lengths (testing/synthetic_inputs.hpp); caches
+// of up to 1000 slots (one split of keys) and of 20000 (several).
 std::vector<Case> decode_cases(bool static_heads) {
     auto s = [&](std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lmax) {
         return Sizes{B, static_heads ? 0 : H, {{"q", Lq}, {"kv", Lmax}}};
@@ -158,7 +178,12 @@ std::vector<Case> decode_cases(bool static_heads) {
             {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"},
             {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
             {s(3, 2, 4, 300), large_logits(75, 13), "B3 Lq4 Lmax300 q,k,v ±75", 1e3},
-            {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3}};
+            {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3},
+            // Caches longer than a split of keys (split_keys 2048, and 8192 past Lk = 16384): several splits per
+            // row, each with its own maximum, merged by their log-sum-exp (lower/decode.hpp). The first entry's
+            // 20000 keys take 10 and 3 splits, the third entry's random length its own count.
+            {s(3, 2, 4, 20000), {1.0, false, 23}, "B3 Lq4 Lmax20000 (several key splits)"},
+            {s(3, 1, 1, 20000), large_logits(75, 29), "B3 Lq1 Lmax20000 (several key splits) q,k,v ±75", 1e3}};
 }
 
 // Queries from x (Lq), keys and values from memory (Lk).

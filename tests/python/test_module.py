@@ -125,6 +125,33 @@ def test_c_contiguous_inputs_are_read_in_place():
     assert not attnforge._native._borrowed_addresses("decode", dtype="bf16", **arrays)["q"][1]
 
 
+def test_the_kernel_reads_the_callers_memory():
+    # What the kernel itself was handed (the runtime's record of its last call on this thread), on both call
+    # paths: run() and a bound Kernel, with NumPy arrays and torch tensors, float32 and bf16.
+    g = torch.Generator().manual_seed(7)
+    inputs = make_inputs("decode", g)
+    arrays = {n: t.numpy() for n, t in inputs.items()}
+    bf = {n: (t.to(torch.bfloat16) if t.is_floating_point() else t) for n, t in inputs.items()}
+    for given, address in ((inputs, lambda t: t.data_ptr()), (arrays, lambda a: a.ctypes.data),
+                           (bf, lambda t: t.data_ptr())):
+        result = attnforge.run("decode", **given)
+        seen = attnforge._native._last_call_addresses()
+        assert set(seen) == set(given) | {""}
+        for name in given:
+            assert seen[name] == address(given[name]), name
+        assert seen[""] == address(result)
+        bound = attnforge.kernel("decode", **sizes_of("decode"), dtype="bf16" if given is bf else None)
+        out = torch.empty_like(result) if isinstance(result, torch.Tensor) else np.empty_like(result)
+        assert bound(out=out, **given) is out
+        seen = attnforge._native._last_call_addresses()
+        for name in given:
+            assert seen[name] == address(given[name]), name
+        assert seen[""] == address(out)
+    # A converted input (float64) is the call's own memory: the record says so.
+    attnforge.run("decode", **dict(arrays, q=arrays["q"].astype(np.float64)))
+    assert attnforge._native._last_call_addresses()["q"] != arrays["q"].ctypes.data
+
+
 def test_bound_kernel_writes_into_out_and_reuses_it():
     g = torch.Generator().manual_seed(11)
     sizes = sizes_of("sdpa")

@@ -112,7 +112,25 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                     name, interp::shape_string(given.shape), o.batch, sizes.heads, interp::shape_string(made.shape)));
             inputs.insert_or_assign(name, std::move(given));
         }
-        inputs = runtime::to_storage(inputs, storage);  // bf16/fp16 kernels: their inputs rounded to it
+        // Inputs of types of their own (--input-dtype), as KernelEntry::input_types writes them: "k=bf16 v=bf16".
+        std::vector<std::string> own = o.input_dtypes;
+        std::sort(own.begin(), own.end());
+        std::string input_types;
+        for (const std::string& word : own) {
+            const std::size_t eq = word.find('=');
+            const bool known = std::any_of(sig.inputs.begin(), sig.inputs.end(), [&](const dsl::tensor_spec& s) {
+                return s.name == word.substr(0, eq) && s.dtype == dsl::element_type::float32;
+            });
+            if (eq == std::string::npos || !known)
+                throw input_error("--input-dtype " + word + ": expected NAME=TYPE with NAME a float input of " +
+                                  o.variant);
+            runtime::storage_type_named(word.substr(eq + 1));  // float32, bf16 or fp16, else its message
+            input_types += (input_types.empty() ? "" : " ") + word;
+        }
+        if (!input_types.empty() && runtime::kernels_for(o.variant, "output", o.dtype, input_types).empty())
+            throw input_error(o.variant + " has no " + o.dtype + " kernel taking " + input_types);
+        // bf16/fp16 kernels: their inputs rounded to it (or to each input's own type).
+        inputs = runtime::to_storage(inputs, storage, input_types);
         // The bytes a call must move at least: every input read once, the output written once. What
         // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
         double bytes = 0;
@@ -129,7 +147,10 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
         nlohmann::json rows = nlohmann::json::array();
         out << fmt::format("attnforge bench {}: {}{}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",
-                           o.variant, shape, o.dtype == "float32" ? "" : ", " + o.dtype + " storage", flops / 1e9,
+                           o.variant, shape,
+                           (o.dtype == "float32" ? "" : ", " + o.dtype + " storage") +
+                               (input_types.empty() ? "" : ", inputs " + input_types),
+                           flops / 1e9,
                            bytes / 1e6);
         if (huge_pages) out << fmt::format("{:.1f} MB of the process in transparent huge pages\n", *huge_pages / 1e6);
         out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8} {:>6}\n", "threads", "engine", "ms", "GFLOP/s",
@@ -150,7 +171,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
             out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8.1f}\n", threads,
                                std::string("read bandwidth (") + bandwidth.isa + ", 512 MiB, fastest of 5)", "", "",
                                "", bandwidth.gbs);
-            for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output", o.dtype)) {
+            for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output", o.dtype, input_types)) {
                 if (!o.strategy.empty() && k->strategy != o.strategy) continue;
                 const bool chosen = &runtime::select_kernel(o.variant, inputs, "output", o.dtype) == k;
                 if (o.chosen_only && !chosen) continue;
@@ -171,6 +192,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                 {"threads", threads},
                                 {"engine", k->name},
                                 {"dtype", o.dtype},
+                                {"input_types", input_types},
                                 {"chosen_by_rule", chosen},
                                 {"ms", s * 1e3},
                                 {"gflops", flops / s / 1e9},

@@ -41,6 +41,7 @@ struct BenchOptions {
     bool json = false;
     std::vector<std::string> inputs;  // NAME=FILE.npy: these instead of synthetic ones (same shapes)
     std::string dtype = "float32";    // the kernels' storage type: float32 | bf16 | fp16
+    std::vector<std::string> input_dtypes;  // NAME=TYPE: kernels taking that input in a type of its own
 };
 int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
 

@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
                           "(repeatable; e.g. the document ids a peer is timed with)");
     bench_cmd->add_option("--dtype", bench.dtype, "Storage type of the kernels timed: float32 (default), bf16, fp16")
         ->check(CLI::IsMember({"float32", "bf16", "fp16"}));
+    bench_cmd->add_option("--input-dtype", bench.input_dtypes,
+                          "NAME=TYPE: time the kernels that take this input in a type of its own (repeatable; "
+                          "e.g. --input-dtype k=bf16 --input-dtype v=bf16 for a float32 query over a bf16 cache)");
 
     attnforge::cli::VizOptions viz;
     auto* viz_cmd = app.add_subcommand(

@@ -53,7 +53,9 @@ Candidate Candidate::compile(const Problem& p, const SchedulePoint& point, const
     gen->set_generatorparam_value("variant", p.variant);
     gen->set_generatorparam_value("result", p.result);
     gen->set_generatorparam_value("dtype", p.storage);
-    gen->set_generatorparam_value("strategy", point.is_autoscheduler() ? "unscheduled" : point.strategy);
+    gen->set_generatorparam_value("strategy", point.is_autoscheduler()
+                                                  ? std::string(catalogue::spec_of(catalogue::Strategy::unscheduled).name)
+                                                  : point.strategy);
     for (const auto& [name, value] : point.knobs) gen->set_generatorparam_value(name, std::to_string(value));
     gen->set_generatorparam_value("estimate_batch", std::to_string(p.sizes.batch));
     gen->set_generatorparam_value("estimate_heads", std::to_string(p.sizes.heads));

@@ -7,6 +7,8 @@
 #include "progress.hpp"
 #include "search.hpp"
 #include <attnforge/catalogue/kernel_list.hpp>
+#include <attnforge/catalogue/size_class.hpp>
+#include <attnforge/catalogue/strategies.hpp>
 #include <attnforge/errors.hpp>
 
 #include <CLI/CLI.hpp>
@@ -136,15 +138,15 @@ int tune_main(const Options& o) {
     so.budget_seconds = o.budget;
     so.max_trials = o.trials;
     if (!o.budget && !o.trials) so.budget_seconds = 120;
-    if (!o.strategy.empty())
-        so.strategies = {o.strategy};
-    else if (o.result == "attention_weights")
-        so.strategies = {"materialized"};
+    so.strategies = o.strategy.empty() ? catalogue::general_strategies(o.result) : std::vector{o.strategy};
     const auto lines = catalogue::read_kernel_list(o.kernel_list);
     const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length, problem.asked.lq, o.dtype);
-    // A decode kernel's variant tunes the decode strategy (the other strategies serve its longer query blocks).
-    if (rule && rule->strategy == "decode" && o.strategy.empty()) so.strategies = {"decode"};
-    if (rule && (rule->strategy == "materialized" || rule->strategy == "streaming" || rule->strategy == "decode")) {
+    const catalogue::StrategySpec* rule_strategy = rule ? catalogue::find_strategy(rule->strategy) : nullptr;
+    // Where the rule picks a strategy of a bounded query length (decode), that strategy alone is tuned (the
+    // others serve the variant's longer query blocks).
+    if (rule_strategy && catalogue::bounds_queries(rule_strategy->sizes) && o.strategy.empty())
+        so.strategies = {rule->strategy};
+    if (rule_strategy && rule_strategy->tuned) {
         so.rule_strategy = rule->strategy;
         so.rule_knobs = rule->knob_values();
         // block_mask adds the pre-pass's input, which candidates compiled just in time do not get: the
@@ -260,7 +262,7 @@ int main(int argc, char** argv) {
     app.add_option("--dtype", o.dtype, "The kernels' storage type: float32 (default), bf16 or fp16")
         ->check(CLI::IsMember({"float32", "bf16", "fp16"}));
     app.add_option("--strategy", o.strategy, "Search one schedule strategy only")
-        ->check(CLI::IsMember({"materialized", "streaming"}));
+        ->check(CLI::IsMember(catalogue::tuned_strategy_names()));
     app.add_option("--search", o.search, "evolutionary (default) or random")
         ->check(CLI::IsMember({"evolutionary", "random"}));
     app.add_option("--seed", o.seed, "Seed of the search: the same seed proposes the same candidates");
@@ -283,8 +285,8 @@ int main(int argc, char** argv) {
     }
     if (help_knobs) {
         // The table for a 16-lane (AVX-512) target, whatever this machine is: the same text everywhere.
-        fmt::print("{}", tune::SearchSpace({"materialized", "streaming"}, 16).describe());
-        fmt::print("- autoschedulers (no knobs): mullapudi2016, li2018, adams2019, on the unscheduled pipeline\n");
+        fmt::print("{}", tune::SearchSpace(catalogue::tuned_strategy_names(), 16).describe());
+        fmt::print("- autoschedulers (no knobs): {}, on the unscheduled pipeline\n", catalogue::autoscheduler_names());
         return 0;
     }
     if (o.variant.empty()) {

@@ -18,6 +18,8 @@
 
 #include <Halide.h>
 
+#include <attnforge/catalogue/strategies.hpp>
+
 #include <atomic>
 #include <functional>
 #include <map>
@@ -31,8 +33,9 @@ struct SearchOptions {
     int threads = 1;
     std::optional<double> budget_seconds;  // stop starting new candidates when it would run past this
     std::optional<int> max_trials;         // candidates compiled and validated (autoschedulers included)
-    std::vector<std::string> strategies = {"materialized", "streaming"};
-    std::string rule_strategy = "materialized";  // the strategy the build's rule picks for these sizes
+    std::vector<std::string> strategies = catalogue::general_strategies();
+    // the strategy the build's rule picks for these sizes
+    std::string rule_strategy = std::string(catalogue::spec_of(catalogue::Strategy::materialized).name);
     std::map<std::string, int> rule_knobs;       // and the knobs its kernel line sets
     std::vector<std::string> autoschedulers = {"mullapudi2016", "li2018", "adams2019"};
     std::uint64_t seed = 1;

@@ -58,20 +58,20 @@ int pick(const std::vector<int>& values, std::mt19937_64& rng) {
 SearchSpace::SearchSpace(std::vector<std::string> strategies, int natural_lanes, bool projections)
     : strategies_(std::move(strategies)), natural_lanes_(natural_lanes) {
     if (strategies_.empty()) throw std::invalid_argument("attnforge tune: no schedule strategy to search");
-    for (const auto& s : strategies_)
-        if (s != "materialized" && s != "streaming" && s != "decode")
-            throw std::invalid_argument("attnforge tune: unknown strategy '" + s +
-                                        "' (expected materialized, streaming or decode)");
-    materialized_ = table_knobs(codegen::Strategy::materialized, natural_lanes, projections);
-    streaming_ = table_knobs(codegen::Strategy::streaming, natural_lanes, projections);
-    decode_ = table_knobs(codegen::Strategy::decode, natural_lanes, projections);
+    for (const auto& s : strategies_) {
+        const catalogue::StrategySpec* spec = catalogue::find_strategy(s);
+        if (!spec || !spec->tuned)
+            throw std::invalid_argument("attnforge tune: unknown strategy '" + s + "' (expected " +
+                                        catalogue::strategy_names(true) + ")");
+    }
+    for (const catalogue::StrategySpec& spec : catalogue::strategy_table)
+        if (spec.tuned) knobs_.emplace(std::string(spec.name), table_knobs(spec.strategy, natural_lanes, projections));
 }
 
 const std::vector<KnobRange>& SearchSpace::knobs(const std::string& strategy) const {
-    if (strategy == "materialized") return materialized_;
-    if (strategy == "streaming") return streaming_;
-    if (strategy == "decode") return decode_;
-    throw std::invalid_argument("attnforge tune: strategy '" + strategy + "' has no knobs");
+    auto it = knobs_.find(strategy);
+    if (it == knobs_.end()) throw std::invalid_argument("attnforge tune: strategy '" + strategy + "' has no knobs");
+    return it->second;
 }
 
 SchedulePoint SearchSpace::default_point(const std::string& strategy) const {
@@ -164,12 +164,10 @@ std::string SearchSpace::describe() const {
         std::string values;
         for (int v : k.tuned_values)
             if (!k.is_vector_width || v <= natural_lanes_) values += (values.empty() ? "" : ", ") + std::to_string(v);
-        const char* strategies = k.strategies == codegen::any_strategy          ? "both"
-                                 : k.strategies == codegen::every_strategy      ? "all"
-                                 : k.strategies == codegen::streaming_or_decode ? "streaming, decode"
-                                 : k.strategies == codegen::decode_only         ? "decode"
-                                 : k.strategies == codegen::streaming_only      ? "streaming"
-                                                                                : "materialized";
+        std::string strategies;  // the tuned strategies that read it, by the strategy table's names
+        for (const catalogue::StrategySpec& spec : catalogue::strategy_table)
+            if (spec.tuned && (k.strategies & codegen::strategy_bit(spec.strategy)))
+                strategies += (strategies.empty() ? "" : ", ") + std::string(spec.name);
         s += fmt::format("| `{}` | {} | {} | {} | [{}, {}] | {} | {} |\n", k.name,
                          k.level == codegen::KnobLevel::algorithm ? "algorithm" : "schedule", strategies,
                          k.avx2_default ? fmt::format("{} (AVX2: {})", k.default_value, k.avx2_default)

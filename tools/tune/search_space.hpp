@@ -6,6 +6,8 @@
 
 #include <attnforge/catalogue/schedule_point.hpp>
 
+#include <map>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -55,7 +57,7 @@ private:
 
     std::vector<std::string> strategies_;
     int natural_lanes_;
-    std::vector<KnobRange> materialized_, streaming_, decode_;
+    std::map<std::string, std::vector<KnobRange>> knobs_;  // per tuned strategy (the strategy table)
 };
 
 }  // namespace attnforge::tune

@@ -1,6 +1,7 @@
 // Kernel lists (generated/kernels.list, generated/baselines.list, a downstream project's own): one
-// kernel per line, "variant result strategy sizes [knob=value ...] [dtype=bf16|fp16]", '#' starts a comment. Every field
-// is checked here, with the file and line in the message, before anything is generated.
+// kernel per line, "variant result strategy sizes [knob=value ...] [dtype=T[,T...]] [dtype.<input>=T ...]",
+// '#' starts a comment. Every field is checked here, with the file and line in the message, before anything
+// is generated.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,9 @@ struct KernelLine {
     std::string record;              // the tuning record a tuned line comes from; "" for a list's line
     std::string where;               // "kernels.list:12", or "tuning record <id>"
     std::string storage = "float32";  // dtype=float32|bf16|fp16: what its float tensors are stored in
+    // dtype.<input>=<type>: inputs stored in a type of their own ("k=bf16 v=bf16", sorted by name; empty: none).
+    // The runtime picks such a kernel for inputs given in exactly those types (runtime/run.hpp).
+    std::string input_types;
 
     bool has_knob(const std::string& word) const;
     // The knobs as numbers (the tuner's view); throws std::runtime_error for a value that is not one.
@@ -35,13 +39,14 @@ std::vector<KernelLine> read_kernel_list(const std::string& path);  // also thro
 
 // The kernel's name in the registry and in its library: "<variant>__<strategy>" for an output,
 // "<variant>__<result>" otherwise, with "__bf16" or "__fp16" after the variant for those storage
-// types, then "__<size class as an identifier>" unless it serves any size: sdpa__materialized__Lk_8192,
-// sdpa__attention_weights, sdpa__materialized__1024_Lk_2048, sdpa__bf16__streaming.
+// types and "__k_bf16_v_bf16" for inputs of types of their own, then "__<size class as an identifier>"
+// unless it serves any size: sdpa__materialized__Lk_8192, sdpa__attention_weights,
+// sdpa__materialized__1024_Lk_2048, sdpa__bf16__streaming, decode__k_bf16_v_bf16__decode__Lq_16.
 std::string kernel_name(const KernelLine& line);
 
-// The first line for (variant, result, storage) whose size class holds for lk: the runtime's rule.
+// The first line for (variant, result, storage, input types) whose size class holds for lk: the runtime's rule.
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
                               const std::string& result, std::int64_t lk, std::int64_t lq = 0,
-                              const std::string& storage = "float32");
+                              const std::string& storage = "float32", const std::string& input_types = "");
 
 }  // namespace attnforge::catalogue

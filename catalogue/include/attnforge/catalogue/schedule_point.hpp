@@ -2,6 +2,8 @@
 // generator take it ("<knob>=<value> ..."). A tuning record's best, a point of the tuner's search space.
 #pragma once
 
+#include <attnforge/catalogue/strategies.hpp>
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -9,14 +11,24 @@
 namespace attnforge::catalogue {
 
 // Halide's autoschedulers, which schedule the unscheduled pipeline themselves (no knobs).
+inline constexpr std::string_view autoschedulers[] = {"adams2019", "mullapudi2016", "li2018"};
+
 inline bool is_autoscheduler(std::string_view strategy) {
-    return strategy == "adams2019" || strategy == "mullapudi2016" || strategy == "li2018";
+    for (std::string_view a : autoschedulers)
+        if (a == strategy) return true;
+    return false;
+}
+
+// "adams2019, mullapudi2016 or li2018", for messages.
+inline std::string autoscheduler_names() {
+    return std::string(autoschedulers[0]) + ", " + std::string(autoschedulers[1]) + " or " +
+           std::string(autoschedulers[2]);
 }
 
 struct SchedulePoint {
-    // materialized | streaming (the schedule library, with knobs) or mullapudi2016 | li2018 |
-    // adams2019 (Halide's autoschedulers on the unscheduled pipeline, no knobs)
-    std::string strategy = "materialized";
+    // a tuned strategy of the strategy table (strategies.hpp: the schedule library, with knobs) or one of
+    // Halide's autoschedulers (on the unscheduled pipeline, no knobs)
+    std::string strategy = std::string(spec_of(Strategy::materialized).name);
     std::map<std::string, int> knobs;  // knob name -> value, only the knobs the strategy reads
 
     bool is_autoscheduler() const { return catalogue::is_autoscheduler(strategy); }

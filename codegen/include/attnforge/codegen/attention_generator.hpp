@@ -10,10 +10,13 @@
 //                "attention": (B, Hq, Lq, Lk)), "logsumexp" (that softmax's row log-sum-exp: (B, Hq, Lq),
 //                −∞ for fully masked rows) or "block_ranges" (the pre-pass of a block-masked kernel:
 //                (B, H or 1, ceil(Lq / query tile), 2) int32, each query tile's first and last live key block)
-//   strategy     materialized | streaming | decode | unscheduled
+//   strategy     a name of the strategy table (catalogue/strategies.hpp): materialized | streaming | decode |
+//                unscheduled
 //   dtype        float32 | bf16 | fp16: the storage type of the graph's float32 tensors, inputs and output
 //                (not masks or index inputs; a log-sum-exp stays float32). Arithmetic is float32: every
 //                input is converted on load, the output rounded to nearest even on store.
+//   input_types  inputs stored in a type of their own, "k:bf16,v:bf16" (default none): what a kernel line's
+//                dtype.<input>=<type> words say
 //   every knob of the knob table (codegen/include/attnforge/codegen/schedules/knobs.hpp), with its
 //                default and its range (block_mask among them: streaming output kernels of graphs with
 //                run-time masks take the pre-pass's block ranges as one more input, `block_ranges`)
@@ -37,6 +40,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -94,8 +98,9 @@ class AttentionGenerator : public Generator<AttentionGenerator<Variants>> {
 public:
     GeneratorParam<std::string> variant{"variant", ""};
     GeneratorParam<std::string> output_kind{"result", "output"};
-    GeneratorParam<std::string> strategy{"strategy", "materialized"};
+    GeneratorParam<std::string> strategy{"strategy", std::string(catalogue::spec_of(cg::Strategy::materialized).name)};
     GeneratorParam<std::string> dtype{"dtype", "float32"};
+    GeneratorParam<std::string> input_types{"input_types", ""};
     // One GeneratorParam per row of the knob table, with its range and knob_not_given as its default
     // (the target's default, see knobs()). (Members, so that Halide
     // finds them inside the generator object.) Halide 21 checks the range of the default only (its typed
@@ -121,14 +126,25 @@ public:
         });
         knobs_ = knobs();
         const bool block_mask = knobs_.block_mask != 0;
-        if (strategy.value() == "decode" && output_kind.value() != "output")
-            throw std::invalid_argument("attnforge generator: the decode strategy makes output kernels only");
-        if (block_mask && (output_kind.value() != "output" || strategy.value() != "streaming"))
-            throw std::invalid_argument("attnforge generator: block_mask is for streaming output kernels");
-        storage_ = storage_type();
+        const catalogue::StrategySpec& table_row = catalogue::spec_of(knobs_.strategy);
+        // The pre-pass (result block_ranges) is made for a kernel of a strategy that takes live key blocks.
+        const bool prepass = output_kind.value() == "block_ranges";
+        if (prepass ? !table_row.block_mask : !catalogue::gives(table_row, output_kind.value()))
+            throw std::invalid_argument("attnforge generator: the " + std::string(table_row.name) + " strategy makes no " +
+                                        output_kind.value() + " kernels");
+        if (block_mask && (output_kind.value() != "output" || !table_row.block_mask))
+            throw std::invalid_argument("attnforge generator: block_mask is for output kernels of a strategy that "
+                                        "takes live key blocks, not " + std::string(table_row.name) + " " +
+                                        output_kind.value() + " kernels");
+        storage_ = type_named(dtype.value());
+        const std::map<std::string, Type> own_types = own_input_types();
         for (const auto& spec : signature_.inputs) {
+            const auto own = own_types.find(spec.name);
+            if (own != own_types.end() && spec.dtype != dsl::element_type::float32)
+                throw std::invalid_argument("attnforge generator: input_types: '" + spec.name + "' is not a float tensor");
             const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8)
                            : spec.dtype == dsl::element_type::int32 ? Int(32)
+                           : own != own_types.end()                 ? own->second
                                                                     : storage_;
             inputs_.push_back(this->template add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
         }
@@ -225,11 +241,31 @@ private:
                t.has_feature(Target::AVX512_SapphireRapids);
     }
 
-    Type storage_type() const {
-        if (dtype.value() == "float32") return Float(32);
-        if (dtype.value() == "bf16") return BFloat(16);
-        if (dtype.value() == "fp16") return Float(16);
-        throw std::invalid_argument("attnforge generator: dtype '" + dtype.value() + "' is not float32, bf16 or fp16");
+    static Type type_named(const std::string& name) {
+        if (name == "float32") return Float(32);
+        if (name == "bf16") return BFloat(16);
+        if (name == "fp16") return Float(16);
+        throw std::invalid_argument("attnforge generator: element type '" + name + "' is not float32, bf16 or fp16");
+    }
+
+    // input_types "k:bf16,v:bf16", each name an input of the variant.
+    std::map<std::string, Type> own_input_types() const {
+        std::map<std::string, Type> out;
+        std::string text = input_types.value();
+        for (std::size_t start = 0; start < text.size();) {
+            const std::size_t end = std::min(text.find(',', start), text.size());
+            const std::string word = text.substr(start, end - start);
+            const std::size_t colon = word.find(':');
+            const std::string name = word.substr(0, colon);
+            if (colon == std::string::npos ||
+                std::none_of(signature_.inputs.begin(), signature_.inputs.end(),
+                             [&](const dsl::tensor_spec& s) { return s.name == name; }))
+                throw std::invalid_argument("attnforge generator: input_types: '" + word + "' is not <input>:<type> "
+                                            "with an input of '" + variant.value() + "'");
+            out.emplace(name, type_named(word.substr(colon + 1)));
+            start = end + 1;
+        }
+        return out;
     }
 
     // A knob not given takes the table's default for this target (knobs.hpp, default_for): each target
@@ -263,9 +299,13 @@ private:
             Func f(spec.name + "_in");
             std::vector<Var> vars;
             for (int d = 0; d < rank; ++d) vars.emplace_back("d" + std::to_string(d));
-            // Stored bf16/fp16 values become float32 where they are read: all arithmetic is float32.
+            // The one accessor of an input: stored bf16/fp16 values become float32 where they are read (all
+            // arithmetic is float32); a bf16 input is also read as stored, for products over bf16 pairs.
             const bool converted = in.type() != Float(32) && in.type().is_float();
             auto value = [converted](Expr e) { return converted ? cast<float>(e) : e; };
+            std::function<Expr(const std::vector<Expr>&)> stored;
+            GeneratorInput<Buffer<>>* buffer = inputs_[n];
+            if (in.type() == BFloat(16)) stored = [buffer](const std::vector<Expr>& at) { return (*buffer)(at); };
             if (!batched(spec) && per_sequence(spec)) {
                 Var b("b");
                 std::vector<Var> with_batch = vars;
@@ -275,12 +315,10 @@ private:
             } else {
                 f(vars) = value(in(vars));
             }
-            GeneratorInput<Buffer<>>* buffer = inputs_[n];
             ctx.inputs.emplace(spec.name,
                                cg::Lowered{f, extents, true,
                                            [buffer, value](const std::vector<Expr>& at) { return value((*buffer)(at)); },
-                                           [buffer](const std::vector<Expr>& at) { return (*buffer)(at); },
-                                           ImageParam(*buffer).parameter()});
+                                           stored, ImageParam(*buffer).parameter()});
         }
     }
 

@@ -32,8 +32,8 @@ struct Lowered {
     // An input's buffer read directly, not through its Func (empty for anything else): a reduction's
     // condition that reads it becomes a loop bound (Halide lifts conditions on inputs only).
     std::function<Halide::Expr(const std::vector<Halide::Expr>&)> buffer;
-    // The same element as stored (bf16 or fp16 of a 16-bit kernel, not converted to float32): operands of
-    // products over bf16 pairs read in place (the decode strategy's Q·Kᵀ). Empty where buffer is.
+    // The same element as stored where the input is bf16 (not converted to float32): operands of products
+    // over bf16 pairs read in place, exact. Empty for every other input and anything computed.
     std::function<Halide::Expr(const std::vector<Halide::Expr>&)> stored;
     // The input's buffer parameter (undefined for anything else): what a schedule's prefetch names.
     Halide::Parameter parameter;
@@ -54,25 +54,30 @@ struct QueryPositions {
     }
 };
 
+// The decode strategy's score product (lower/decode_product.hpp), what its schedule reads: per_lane, the
+// products per lane, (u, k, q, h, b), or with a GQA group's heads in the lanes ((pair,) x, g, c, k, q, hk, b),
+// g < the group; lane_fold, the lanes of keys_per_step keys folded into one vector, (j, k, q, h, b), or there
+// (k % keys_per_step, g, k / keys_per_step, q, hk, b).
+struct DecodeProduct {
+    Halide::Func per_lane, lane_fold;
+    bool heads_in_lanes = false;
+    // With the heads in the lanes: a key's column accumulators added, (x, g, k, q, hk, b).
+    Halide::Func column_sums;
+    // There: the query rows taken inside the keys (DecodePlan::query_rows; c of extent 1 where above 1).
+    int query_rows = 1;
+    int keys_per_step = 4;  // DecodePlan::keys_per_step: keys whose folded lanes make one vector
+    // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
+    Halide::Parameter key_buffer;
+};
+
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.
 struct ScoreProduct {
     Halide::Func scaled, sum, keys;
-    // The decode plan's product per lane (u, k, q, h, b), its lanes folded to four (j, k, q, h, b), sum
-    // combining those; else undefined.
-    Halide::Func per_lane, lane_fold;
     // Under Tiles::bf16_products: Q rounded to bf16 (e, q, h, b), read by the product in pairs; keys is then
     // (pair, kk, e/2, kt, h, b). Decoding with the heads along the lanes: the group's Q staged in lanes
     // ((pair,) x, g, idx, q, hk, b). Else undefined.
     Halide::Func queries;
-    // Decoding with a group's query heads along the vector lanes (lower/score.hpp): per_lane is then
-    // ((pair,) x, g, c, k, q, hk, b), g < the group.
-    bool heads_in_lanes = false;
-    // There: a key's accumulators added (x, g, k, q, hk, b); lane_fold is then (k % 4, g, k / 4, q, hk, b).
-    Halide::Func column_sums;
-    // There: the query rows taken inside the keys (DecodePlan::query_rows; c of extent 1 where above 1).
-    int query_rows = 1;
-    // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
-    Halide::Parameter key_buffer;
+    DecodeProduct decode;  // the decode plan's product (else empty)
 };
 
 // Masks known only at run time (predicates other than the bands, key padding, boolean masks):

@@ -42,8 +42,11 @@ struct DecodePlan : Tiles {
     int key_tile = 128;     // keys per tile of the online softmax inside a split
     int split_keys = 1024;  // keys per parallel split (a multiple of key_tile)
     // Query rows taken together inside the keys of Q·Kᵀ where a GQA group's heads share the vector lanes
-    // (lower/score.hpp): 1 to 4 (each chunk of K then serves that many queries × the group from registers).
+    // (lower/decode_product.hpp): 1 to 4 (each chunk of K then serves that many queries × the group from registers).
     int query_rows = 1;
+    // Keys whose per-lane sums fold into one vector of scores (lower/decode_product.hpp): the schedule takes
+    // the keys of Q·Kᵀ this many at a time, independent chains of FMAs.
+    int keys_per_step = 4;
 };
 
 using AlgorithmPlan = std::variant<MaterializedPlan, StreamingPlan, DecodePlan>;

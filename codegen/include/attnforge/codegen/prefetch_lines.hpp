@@ -33,7 +33,7 @@ class PrefetchEveryLine : public Halide::Internal::IRMutator {
         args[1] = v * static_cast<int>(*line) + base;  // elements
         // The call itself becomes the LLVM intrinsic (an extern call of its name), with locality 1: prefetcht2,
         // into L2. Halide's runtime emits prefetchnta, which gained nothing in the loop this serves (decode,
-        // src/schedule.cpp) where prefetcht2 did.
+        // src/schedules/decode.cpp) where prefetcht2 did.
         const Halide::Expr start = Halide::reinterpret(Halide::UInt(64), args[0]);
         const Halide::Expr address =
             Halide::reinterpret(Halide::Handle(), start + Halide::cast<uint64_t>(args[1] * bytes));

@@ -17,11 +17,12 @@ struct KernelEntry {
     std::string_view name;        // e.g. "sdpa__streaming"
     std::string_view variant;     // the DSL graph it was generated from
     std::string_view result;      // "output", "attention_weights" or "logsumexp"
-    std::string_view strategy;    // materialized | streaming | unscheduled
+    std::string_view strategy;    // a name of the strategy table (catalogue/strategies.hpp) or an autoscheduler
     std::string_view size_class;  // any | Lk<=N | Lk>N | A<Lk<=B (a tuned kernel's bucket)
     std::string_view knobs;       // schedule knobs from the list, "name=value ..."
     std::string_view schedule;    // "default" (generated/kernels.list) or "tuned, record <id>" (tuning records)
     std::string_view storage;     // "float32", "bf16" or "fp16": what its float tensors (inputs, output) are
+    std::string_view input_types; // inputs of a type of their own, "k=bf16 v=bf16" (sorted by name); "" none
     int (*argv)(void**);          // Halide's argv entry point: inputs in order, then output
     const halide_filter_metadata_t* (*metadata)();
     // block_mask kernels (knob block_mask=1): their pre-pass, which computes from the same inputs the

@@ -42,16 +42,27 @@ void set_default_threads(int threads);
 // The registered variants, in list order, each once.
 std::vector<std::string_view> variants();
 
-// The kernels registered for (variant, result, storage type), in rule order.
+// The kernels registered for (variant, result, storage type, inputs of types of their own: "k=bf16 v=bf16",
+// sorted by name; "" for kernels whose float inputs are all of the storage type), in rule order.
 std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::string_view result,
-                                            std::string_view dtype = "float32");
+                                            std::string_view dtype = "float32", std::string_view input_types = "");
+
+// The element type kernel `k` takes input `spec` in: its own type (KernelEntry::input_types), the kernel's
+// storage type for the graph's float32 tensors, or the graph's type (index inputs, masks).
+dsl::element_type input_dtype(const KernelEntry& k, const dsl::tensor_spec& spec);
+
+// The float inputs of `inputs` that are not of the storage type `dtype`, as KernelEntry::input_types writes
+// them ("k=bf16 v=bf16"): the kernels select_kernel looks among for inputs given in several types.
+std::string input_types_of(const dsl::graph_signature& signature, const ViewMap& inputs, std::string_view dtype);
 
 // The first kernel of (variant, result, storage type) in rule order; an input_error naming the
 // registered variants when the variant is unknown, or saying it has no kernel for that result or type.
 const KernelEntry& first_kernel(std::string_view variant, std::string_view result = "output",
                                 std::string_view dtype = "float32");
 
-// The kernel the rule picks for these inputs (the first whose size class holds), after checking them.
+// The kernel the rule picks for these inputs (the first whose size class holds), after checking them. Inputs
+// given in several float types (q float32, k and v bf16) pick among the kernels that take exactly those types
+// (input_types_of), the others among the kernels of storage type `dtype`.
 const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result = "output",
                                  std::string_view dtype = "float32");
 const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result = "output",
@@ -75,5 +86,10 @@ void run_kernel_into(const KernelEntry& kernel, const TensorMap& inputs, Tensor&
 // The same on the caller's memory: no copy of any input or of the result.
 void run_kernel_into(const KernelEntry& kernel, const ViewMap& inputs, const OutputView& out,
                      const RunOptions& options = {});
+
+// The host addresses the last kernel call made on this thread handed to the kernel: each input's by its
+// name, the result's under "" (empty when that call computed nothing). What the kernel reads, after every
+// conversion and borrow on the way in: how callers and tests check that memory is read in place.
+std::map<std::string, const void*> last_call_addresses();
 
 }  // namespace attnforge::runtime

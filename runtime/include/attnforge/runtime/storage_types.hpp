@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,18 @@ inline dsl::element_type storage_type_named(std::string_view name) {
     if (name == "bf16") return dsl::element_type::bfloat16;
     if (name == "fp16") return dsl::element_type::float16;
     throw input_error("a storage type (--dtype) is float32, bf16 or fp16, given '" + std::string(name) + "'");
+}
+
+// The type `input` has in a kernel's input types ("k=bf16 v=bf16", KernelEntry::input_types), if listed.
+inline std::optional<dsl::element_type> own_input_type(std::string_view input_types, std::string_view input) {
+    while (!input_types.empty()) {
+        const std::size_t end = std::min(input_types.find(' '), input_types.size());
+        const std::string_view word = input_types.substr(0, end);
+        const std::size_t eq = word.find('=');
+        if (eq != std::string_view::npos && word.substr(0, eq) == input) return storage_type_named(word.substr(eq + 1));
+        input_types.remove_prefix(std::min(end + 1, input_types.size()));
+    }
+    return std::nullopt;
 }
 
 }  // namespace attnforge::runtime

@@ -42,6 +42,9 @@ using TensorMap = std::map<std::string, Tensor, std::less<>>;
 // storage type is an input_error.
 Tensor to_storage(const Tensor& t, dsl::element_type storage);
 TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage);
+// Each float tensor in the type it has in `input_types` ("k=bf16 v=bf16"), the others in `storage`: the inputs
+// of a kernel whose inputs are of types of their own (KernelEntry::input_types).
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types);
 // The values of a float32, bf16 or fp16 tensor as a float32 tensor (exact).
 Tensor to_float32(const Tensor& t);
 

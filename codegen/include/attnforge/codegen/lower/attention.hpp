@@ -103,7 +103,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {
-            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, bool(v.buffer), E, group,
+            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, bool(v.stored), E, group,
                                                              *streaming, ctx.block_ranges, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
@@ -112,7 +112,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             // (lower/streaming.hpp says why a computed V stays float32).
             // Under a causal band the pairs stay whole: the band of a query tile ends at a multiple of the
             // (even) tile, and past Lk the weights are zero. A window's start can split a pair.
-            const bool bf16_weights = ctx.tiles().bf16_products && v.buffer && usable.window < 0 &&
+            const bool bf16_weights = ctx.tiles().bf16_products && v.stored && usable.window < 0 &&
                                       (!usable.causal || ctx.tiles().query_tile % 2 == 0);
             MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), true, bf16_weights);
             core.head_width = E;

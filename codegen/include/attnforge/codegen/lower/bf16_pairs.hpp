@@ -1,7 +1,7 @@
 // Products over pairs of bf16 values, the form in which Halide emits AVX512_BF16's vdpbf16ps (each
 // float32 lane += a₂ᵢ·b₂ᵢ + a₂ᵢ₊₁·b₂ᵢ₊₁ from two vectors of 32 bf16): a reduction whose innermost
 // reduction variable runs over the two elements of a pair, multiplying f32(bf16) by f32(bf16). The
-// schedule then vectorizes that variable with atomic() (src/schedule.cpp: register_tile_accumulator and the
+// schedule then vectorizes that variable with atomic() (src/schedules/: register_tile_accumulator and the
 // P·V schedules), and the operand
 // that varies along the vector lanes must hold each lane's pair adjacent in memory: K packed
 // (pair, key, e/2) and V packed (pair, e, key/2) (lower/score.hpp, lower/materialized.hpp,

@@ -48,7 +48,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     } else {
         x = node(n.x, ctx);
         constexpr int Din = X::kind::width;
-        if (ctx.tiles().bf16_products && Din % 2 == 0 && x.buffer && w.buffer) {
+        if (ctx.tiles().bf16_products && Din % 2 == 0 && x.stored && w.stored) {
             // x and W are the kernel's own bf16 inputs: x · W over pairs of bf16 along i (lower/bf16_pairs.hpp),
             // exact products as float32 ones. x staged in bf16 once per call (shared by the projections of one
             // x), W packed as (pair, o, i/2): a vector of columns with each pair of rows adjacent.

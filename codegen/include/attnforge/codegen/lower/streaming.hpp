@@ -22,7 +22,7 @@ namespace attnforge::codegen::detail {
 // Queries are tiled in the algorithm itself (q = qt·query_tile + qi), so that the key blocks a tile
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
-// values_are_input: V is the kernel's own input, exact in its storage type (P·V may then take bf16 pairs).
+// values_are_input: V is a bf16 input of the kernel, read as stored (P·V may then take bf16 pairs).
 inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_are_input, const StreamingPlan& plan,
                                   const BlockRangeRead& block_ranges, const std::string& name) {
     using Halide::Expr;

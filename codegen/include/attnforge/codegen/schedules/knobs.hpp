@@ -12,6 +12,8 @@
 // No Halide here: the tuner and the docs read the table without the compiler.
 #pragma once
 
+#include <attnforge/catalogue/strategies.hpp>
+
 #include <array>
 #include <span>
 #include <stdexcept>
@@ -20,30 +22,13 @@
 
 namespace attnforge::codegen {
 
-enum class Strategy {
-    // A tile of scores per (batch, head, query tile): all Lk scores of the tile's queries, their max,
-    // exps and sum, then exps · V. Memory per thread O(query_tile · Lk).
-    materialized,
-    // Online softmax over key tiles: per tile its scores, block max, exps and exps · V, merged into a
-    // running (max, sum, accumulator). Memory per thread O(query_tile · (key_tile + E)).
-    streaming,
-    // Few queries over a long key cache (decoding): per (key split, KV head, batch entry) the online
-    // softmax of every query and query head of the group against one pass over the split's keys, the
-    // splits merged by log-sum-exp (flash-decoding). Memory-bound: K and V read once, in place.
-    decode,
-    // No schedule at all: Halide's defaults (reductions computed at root, the rest inlined). The
-    // materialized algorithm alone, for autoschedulers (which must start from an unscheduled pipeline)
-    // and as a reference point for the schedules.
-    unscheduled,
-};
+// The strategies: the strategy table (catalogue/strategies.hpp), which the catalogue reads too.
+using catalogue::Strategy;
 
+// The table's row of a strategy name; std::invalid_argument naming the known ones otherwise.
 inline Strategy parse_strategy(const std::string& s) {
-    if (s == "materialized") return Strategy::materialized;
-    if (s == "streaming") return Strategy::streaming;
-    if (s == "unscheduled") return Strategy::unscheduled;
-    if (s == "decode") return Strategy::decode;
-    throw std::invalid_argument("unknown schedule strategy '" + s +
-                                "' (expected materialized, streaming, decode or unscheduled)");
+    if (const catalogue::StrategySpec* spec = catalogue::find_strategy(s)) return spec->strategy;
+    throw std::invalid_argument("unknown schedule strategy '" + s + "' (expected " + catalogue::strategy_names() + ")");
 }
 
 // The value of every knob of one kernel. Defaults are the table's (default_knobs()), not written here.

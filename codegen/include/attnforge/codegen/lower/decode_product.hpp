@@ -1,0 +1,157 @@
+// The decode strategy's score product (DecodePlan, plan.hpp): S = scale · Q·Kᵀ with K read in place, one
+// key row at a time (no packing: the cache is streamed once), each key's sum reduced along E in vector
+// lanes and the lanes of keys_per_step keys folded into one vector (lower/score.hpp calls it for the
+// decode plan; the decode schedule, src/schedules/decode.cpp, reads the DecodeProduct it records).
+// Two forms:
+// - the heads of a GQA group along the vector lanes (heads_in_lanes_product), where the group divides
+//   the lanes into chunks of two or more;
+// - E along the lanes (lanes_along_e_product), everywhere else.
+#pragma once
+
+#include <attnforge/codegen/lower/bf16_pairs.hpp>
+#include <attnforge/codegen/lower/row_reduction.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace attnforge::codegen::detail {
+
+// What both forms are given: Q and K as lowered, Q clamped to its rows and K to its keys (every read of
+// the product may be rounded up to whole tiles by the schedule).
+struct DecodeOperands {
+    const Lowered& q;
+    const Lowered& k;
+    Halide::Expr query, key;  // clamp(q, 0, Lq − 1), clamp(k, 0, Lk − 1)
+    bool stored_pairs;        // Q and K are the kernel's own bf16 inputs: products over pairs as stored
+    int head_width, group;
+    float scale;
+    std::string name;
+};
+
+// A group of query heads sharing a KV head (GQA), with lanes = group · chunk, chunk ≥ 2: the heads along
+// the vector. Lane (x, g) sums the columns of head g whose index ≡ x (mod chunk): each product multiplies
+// a chunk of a K row (16 bytes, one broadcast load to every head's lanes) by the group's Q columns (staged
+// once per tile, dense), and c splits the columns into four accumulators a key, so that four keys are 16
+// independent chains that walk each K row in address order. A key's scores are then its four accumulators
+// added and each head's chunk lanes summed: a few instructions for the whole group, where lanes along E
+// need a fold of ~10 instructions a key and head.
+// Where the schedule takes several query rows inside the keys (DecodePlan::query_rows), their products are
+// the independent chains: one accumulator a key and row (c of extent 1), so that each step loads a chunk of
+// K per key and a vector of Q per row for keys × rows FMAs.
+inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const DecodePlan& plan, int chunk,
+                                           int step_accumulators) {
+    const int columns_per_step = step_accumulators * chunk * (in.stored_pairs ? 2 : 1);
+    const int group = in.group, E = in.head_width, keys = plan.keys_per_step;
+    const std::string& name = in.name;
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::Var x("x"), g("g"), c("c"), hk("hk"), pair("pair"), idx("idx");
+    Halide::Func per_lane(name + "_head_lanes"), queries(name + "_queries_in_lanes"), sum(name + "_sum"), f(name);
+    per_lane(x, g, c, kv, qi, hk, b) = 0.0f;
+    if (in.stored_pairs) {
+        // Pairs of bf16 as stored (lower/bf16_pairs.hpp): lane (x, g) sums the pairs whose index ≡ x.
+        queries(pair, x, g, idx, qi, hk, b) = in.q.stored({2 * (idx * chunk + x) + pair, in.query, hk * group + g, b});
+        Halide::RDom r(0, 2, 0, E / columns_per_step, "r");
+        const Halide::Expr index = r.y * step_accumulators + c;
+        per_lane(x, g, c, kv, qi, hk, b) +=
+            pair_product(queries(r.x, x, g, index, qi, hk, b), in.k.stored({2 * (index * chunk + x) + r.x, in.key, hk, b}));
+    } else {
+        queries(x, g, idx, qi, hk, b) = in.q.func(idx * chunk + x, in.query, hk * group + g, b);
+        Halide::RDom r(0, E / columns_per_step, "r");
+        const Halide::Expr index = r * step_accumulators + c;
+        per_lane(x, g, c, kv, qi, hk, b) += queries(x, g, index, qi, hk, b) * in.k.func(index * chunk + x, in.key, hk, b);
+    }
+    // A key's four accumulators added (vectors of the (x, g) lanes), then four keys' chunk lanes summed into
+    // one vector of (key, head) lanes: per four keys a few shuffles and adds, where a sum written per key and
+    // head went lane by lane (~60 instructions a key).
+    Halide::Func accumulated(name + "_accumulated"), fold(name + "_fold");
+    // Added strictly: under fast-math LLVM otherwise merges the four accumulators into one chain of dependent
+    // FMAs per key (E/chunk of them, 4 cycles apiece).
+    accumulated(x, g, kv, qi, hk, b) = ieee(combine_lanes(
+        lane_sum(), [&](int i) { return per_lane(x, g, i, kv, qi, hk, b); }, step_accumulators));
+    Halide::Var kk("kk"), ko("ko");
+    fold(kk, g, ko, qi, hk, b) = combine_lanes(
+        lane_sum(), [&](int j) { return accumulated(j, g, ko * keys + kk, qi, hk, b); }, chunk);
+    sum(kv, qi, h, b) = fold(kv % keys, h % group, kv / keys, qi, h / group, b);
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
+    ScoreProduct product{f, sum, Halide::Func(), queries, {}};
+    DecodeProduct& d = product.decode;
+    d.per_lane = per_lane;
+    d.lane_fold = fold;
+    d.column_sums = accumulated;
+    d.heads_in_lanes = true;
+    d.query_rows = plan.query_rows;
+    d.keys_per_step = keys;
+    d.key_buffer = in.k.parameter;
+    return product;
+}
+
+// Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the lanes combine
+// in expressions (below), no loop over them.
+inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const DecodePlan& plan) {
+    const int lanes = plan.lanes, E = in.head_width, group = in.group, keys = plan.keys_per_step;
+    const std::string& name = in.name;
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::Var u("u");
+    Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
+    per_lane(u, kv, qi, h, b) = 0.0f;
+    if (in.stored_pairs && E % (2 * lanes) == 0) {
+        // bf16 Q and K as stored: a row of K holds its pairs of e adjacent already, so lane u sums the pairs
+        // (2c, 2c + 1) with c ≡ u (mod lanes), one vdpbf16ps per 32 columns, no conversion (the schedule
+        // vectorizes the pair element with atomic(): lower/bf16_pairs.hpp).
+        Halide::RDom eo(0, 2, 0, E / (2 * lanes), "eo");
+        const Halide::Expr column = 2 * (eo.y * lanes + u) + eo.x;
+        per_lane(u, kv, qi, h, b) += pair_product(in.q.stored({column, in.query, h, b}),
+                                                  in.k.stored({column, in.key, h / group, b}));
+    } else {
+        Halide::RDom eo(0, E / lanes, "eo");
+        const Halide::Expr column = eo * lanes + u;
+        per_lane(u, kv, qi, h, b) += in.q.func(column, in.query, h, b) * in.k.func(column, in.key, h / group, b);
+    }
+    // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
+    // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
+    // transpose). A tree down to each key's scalar cost 20 instructions a key and row on Zen 4, most of
+    // decode_gqa's Q·Kᵀ.
+    if (lanes % keys != 0)
+        throw std::invalid_argument("attnforge lowering: the decode strategy needs a multiple of " +
+                                    std::to_string(keys) + " vector lanes, got " + std::to_string(lanes));
+    Halide::Var j("j");
+    Halide::Func fold(name + "_fold");
+    fold(j, kv, qi, h, b) = combine_lanes(
+        lane_sum(), [&](int m) { return per_lane(j + keys * m, kv, qi, h, b); }, lanes / keys);
+    sum(kv, qi, h, b) = combine_lanes(
+        lane_sum(), [&](int m) { return fold(m, kv, qi, h, b); }, keys);
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
+    ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
+    product.decode.per_lane = per_lane;
+    product.decode.lane_fold = fold;
+    product.decode.keys_per_step = keys;
+    return product;
+}
+
+// The product in the form the group and head width allow.
+inline ScoreProduct decode_score_product(const Lowered& q, const Lowered& k, int head_width, int group, float scale,
+                                         const DecodePlan& plan, const std::string& name) {
+    const int lanes = plan.lanes, E = head_width;
+    if (E % lanes != 0)
+        throw std::invalid_argument(
+            "attnforge lowering: the decode strategy reduces the score product lane by "
+            "lane along E; the head width E = " +
+            std::to_string(E) + " is not a multiple of the vector lanes (" + std::to_string(lanes) + ")");
+    Halide::Var kv("k"), qi("q");
+    const DecodeOperands in{q,
+                            k,
+                            Halide::clamp(qi, 0, q.extents[1] - 1),
+                            Halide::clamp(kv, 0, k.extents[1] - 1),
+                            plan.bf16_products && q.stored && k.stored,
+                            E,
+                            group,
+                            scale,
+                            name};
+    const int chunk = group > 1 && lanes >= 16 && lanes % group == 0 ? lanes / group : 0;
+    const int step_accumulators = plan.query_rows > 1 ? 1 : 4;
+    const int columns_per_step = step_accumulators * chunk * (in.stored_pairs ? 2 : 1);
+    if (chunk >= 2 && E % columns_per_step == 0) return heads_in_lanes_product(in, plan, chunk, step_accumulators);
+    return lanes_along_e_product(in, plan);
+}
+
+}  // namespace attnforge::codegen::detail

@@ -1,0 +1,281 @@
+// The decode strategy's schedule (lower/decode.hpp, lower/decode_product.hpp), stage by stage: the tasks
+// and their key tiles, the score product, the tile's softmax, P·V, and the merge of the splits.
+//
+// One parallel task per (key split, KV head, batch entry) runs the online softmax of all the group's query
+// rows over the split's key tiles; everything of a tile is computed inside the tile loop, so each tile of K
+// and V is read from memory once and then from L1 by every row. The score product of one key is E/lanes
+// vector FMAs (bf16: vdpbf16ps) along the row of K as stored, its lanes folded and keys_per_step keys'
+// folds added as one vector. P·V is a register tile per query over its group heads. The merge of the splits
+// is small: per (h, b).
+#include "parts.hpp"
+
+#include <algorithm>
+
+namespace attnforge::codegen::schedules {
+
+namespace {
+
+// A KV head's query rows taken together inside the keys of Q·Kᵀ and in P·V, where Lq reaches it (the
+// lanes-along-E product; the heads-in-lanes product takes DecodePlan::query_rows).
+constexpr int rows_at_once = 4;
+
+// The loops every stage is placed in: the state's update, whose loops are the tasks and, inside each, the
+// key tiles of its split (rb).
+struct DecodeLoops {
+    Func state;
+    Halide::LoopLevel tile;
+};
+
+// Half the vector registers (32 with AVX-512, 16 with AVX2): the accumulators a product's loop may hold.
+int accumulators_for(int lanes) {
+    return lanes >= 16 ? 16 : 8;
+}
+
+DecodeLoops schedule_split_tasks(DecodeCore& core, int lanes) {
+    Func state = core.state;
+    const std::vector<Var> s = state.args();  // (e, q, g, hk, b, s)
+    Var task("task");
+    state.compute_root().vectorize(s[0], lanes, TailStrategy::RoundUp);
+    const RVar rb = state.rvars(0).at(0);
+    // A query's group heads inside the query: their P·V is one register tile (schedule_weighted_values).
+    state.update()
+        .reorder(s[0], s[2], s[1], rb, s[5], s[3], s[4])
+        .fuse(s[5], s[3], task)
+        .fuse(task, s[4], task)
+        .parallel(task)
+        .vectorize(s[0], lanes, TailStrategy::RoundUp);
+    return {state, Halide::LoopLevel(state, rb)};
+}
+
+// The group's heads along the lanes (lower/decode_product.hpp, heads_in_lanes_product).
+void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, const Var& ki,
+                                     const Halide::LoopLevel& tile, int lanes) {
+    const int keys = core.dot.decode.keys_per_step;
+    // The group's heads along the lanes (lower/decode_product.hpp): per four keys, 4 keys × 4 column accumulators
+    // of group · chunk lanes, every loop unrolled; the loads walk each key's row in address order (the
+    // columns innermost, then the steps, then the keys), one broadcast chunk of K per product.
+    const int group = core.group, chunk = lanes / group, rows = core.dot.decode.query_rows;
+    const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+    Var qo("qo"), qi("qi");
+    if (rows > 1) {
+        // Query rows inside the four keys (RoundUp: rows past Lq read the last query, never consumed).
+        sum.split(sv[1], qo, qi, rows, TailStrategy::RoundUp).reorder(ki, sv[2], qi, ko, qo).unroll(qi);
+        // This loop walks four rows of K at once, 16 bytes at a time, and stalls on its K loads (the
+        // hardware prefetcher does not stream ahead of it): the rows 16 steps (64 keys) ahead are
+        // prefetched into L2, every line (codegen/prefetch_lines.hpp). NonFaulting: the last steps of a
+        // split prefetch the keys after it, even past the cache (a prefetch never faults). decode_gqa B = 1,
+        // Lq = 4, Lk = 32768, one thread, Zen 4, four alternated rounds, medians: one query row at a time
+        // (before) 33.6 ms, four rows 29.7 ms (prefetcht1 31.3 ms; 32 steps ahead 31.3 ms); with no prefetch,
+        // Halide's prefetchnta or prefetcht0 the four rows were slower than before (37-48 ms against 32-44).
+        constexpr int steps_ahead = 16;
+        if (core.dot.decode.key_buffer.defined())
+            sum.prefetch(core.dot.decode.key_buffer, ko, ko, steps_ahead, Halide::PrefetchBoundStrategy::NonFaulting);
+    } else {
+        sum.reorder(ki, sv[2], ko, sv[1]);
+    }
+    sum.bound_extent(sv[2], group).unroll(sv[2]);
+    Func per_lane = core.dot.decode.per_lane, queries = core.dot.queries;
+    const std::vector<Var> a = per_lane.args();  // (x, g, c, k, q, hk, b)
+    per_lane.compute_at(sum, ko).vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]);
+    if (rows > 1) per_lane.unroll(a[4]);
+    const std::vector<RVar> r = per_lane.rvars(0);  // (step) or (pair element, step)
+    Halide::Stage products = per_lane.update();
+    std::vector<Halide::VarOrRVar> order;
+    if (r.size() == 2) order.push_back(r[0]);
+    order.insert(order.end(), {a[0], a[1], a[2]});
+    // With query rows inside: per step a chunk of K for each of the four keys and a vector of Q for each row,
+    // keys × rows FMAs, the steps a loop. Else each key's steps unrolled, the keys outermost.
+    if (rows > 1) order.insert(order.end(), {a[3], a[4], r.back()});
+    else order.insert(order.end(), {r.back(), a[3]});
+    products.reorder(order);
+    if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
+    products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]);
+    products.unroll(rows > 1 ? Halide::VarOrRVar(a[4]) : Halide::VarOrRVar(r.back()));
+    Func accumulated = core.dot.decode.column_sums, fold = core.dot.decode.lane_fold;
+    const std::vector<Var> ca = accumulated.args();  // (x, g, k, q, hk, b)
+    accumulated.compute_at(sum, ko).vectorize(ca[0], chunk).vectorize(ca[1], group).unroll(ca[2]);
+    const std::vector<Var> fa = fold.args();  // (k % keys, g, k / keys, q, hk, b)
+    fold.compute_at(sum, ko).vectorize(fa[0], keys).vectorize(fa[1], group);
+    if (rows > 1) {
+        accumulated.unroll(ca[3]);
+        fold.unroll(fa[3]);
+    }
+    const std::vector<Var> qa = queries.args();  // ((pair,) x, g, idx, q, hk, b)
+    queries.compute_at(tile);
+    if (r.size() == 2) queries.vectorize(qa[0], 2).vectorize(qa[1], chunk).vectorize(qa[2], group);
+    else queries.vectorize(qa[0], chunk).vectorize(qa[1], group);
+}
+
+// E along the lanes (lower/decode_product.hpp, lanes_along_e_product). Returns whether a KV head's query rows
+// are taken rows_at_once at a time inside the keys (then P·V takes them so too).
+bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, const Var& ki, int lanes) {
+    const int keys = core.dot.decode.keys_per_step, accumulators = accumulators_for(lanes);
+    // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
+    Func per_lane = core.dot.decode.per_lane;
+    const std::vector<Var> u = per_lane.args();  // (u, k, q, h, b)
+    // Four keys at a time: four independent chains of FMAs (one key's E/lanes products depend on each
+    // other, 4 cycles apiece), each row of Q loaded once for the four, and their folded lanes added as one
+    // vector of four keys. (A vector of 16 keys at a time, their lane sums read back at stride `lanes`,
+    // measured 2x slower: gathers.)
+    Func fold = core.dot.decode.lane_fold;
+    // The group's heads inside the four keys, where their 4·group accumulators fit in half the vector
+    // registers: each K row is loaded once for the whole group, so the K stream from memory runs through
+    // all of the group's products instead of one head's, the other heads re-reading the tile from L2 while
+    // no memory read is in flight. Every loop over the heads unrolled (products, folds, sums), so the
+    // accumulators and the folds stay in registers. With the loads in address order (below): decode_gqa
+    // (group 4), Zen 4, one thread, B = 1, Lk = 32768: float32 Lq = 1 16.4 -> 11.9 ms, Lq = 4 42.6 -> 32.8 ms,
+    // bf16 Lq = 1 8.6 -> 7.3 ms. (The heads inside without those unrolls: slower, the folds through the stack.)
+    const bool heads_inside = core.group > 1 && keys * core.group <= accumulators;
+    if (heads_inside) {
+        const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+        sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], core.group).unroll(sv[2]);
+    }
+    // Likewise a KV head's query rows, four at a time, where Lq >= 4 (one head per KV head, `decode`): decode
+    // B = 1, Lq = 4, H = 8, one thread, Zen 4: Lk = 32768 9.38 -> 8.12 ms, Lk = 4096 0.90 -> 0.79 ms; Lq = 1 runs
+    // the loop nest above unchanged. (ShiftInwards: the last four rows of a query length that is not a
+    // multiple of four overlap the ones before; sum is pure, so they are computed twice, not added twice.)
+    const bool rows_inside = !heads_inside && keys * rows_at_once <= accumulators;
+    if (rows_inside) {
+        const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+        Var qo("qo"), qi("qi");
+        sum.specialize(core.score_extents[1] >= 4)
+            .split(sv[1], qo, qi, rows_at_once, TailStrategy::ShiftInwards)
+            .reorder(ki, qi, ko, qo)
+            .unroll(qi);
+    }
+    per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
+    fold.compute_at(sum, ko).vectorize(fold.args()[0], keys).unroll(fold.args()[1]);
+    const std::vector<RVar> re = per_lane.rvars(0);
+    Halide::Stage products = per_lane.update();
+    // The loop over the four keys outermost, so that the loads walk K in address order: a key's row (E/lanes
+    // vectors), then the next key's. (Column by column across the four keys, rows 4·E bytes apart, the
+    // hardware prefetcher streams K worse: decode_gqa float32 Lq = 1, B = 1, Lk = 32768, one thread, Zen 4,
+    // 16.5 vs 12.4 ms.)
+    std::vector<Halide::VarOrRVar> order;
+    if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/decode_product.hpp): the pair's element innermost
+    order.push_back(u[0]);
+    // The rows taken inside the keys (per_lane's dimension: 3 the group's heads, 2 the queries), if any.
+    const int inner_rows = heads_inside ? 3 : rows_inside ? 2 : -1;
+    if (inner_rows >= 0) order.push_back(u[inner_rows]);
+    order.push_back(re.back());
+    order.push_back(u[1]);
+    products.reorder(order);
+    if (re.size() == 2) products.atomic().vectorize(re[0]);  // one vdpbf16ps
+    if (inner_rows >= 0) {
+        per_lane.unroll(u[inner_rows]);
+        products.unroll(u[inner_rows]);
+        fold.unroll(fold.args()[inner_rows]);
+    }
+    products.vectorize(u[0], lanes).unroll(u[1]).unroll(re.back());
+    return rows_inside;
+}
+
+// S for the tile, keys_per_step keys at a time. Returns whether query rows are taken inside the keys.
+bool schedule_decode_product(DecodeCore& core, const DecodeLoops& loops, int lanes) {
+    Func sum = core.dot.sum;
+    Var ko("ko"), ki("ki");
+    sum.compute_at(loops.tile)
+        .split(sum.args().at(0), ko, ki, core.dot.decode.keys_per_step, TailStrategy::RoundUp)
+        .vectorize(ki);
+    if (!core.dot.decode.heads_in_lanes) return schedule_lanes_along_e_product(core, sum, ko, ki, lanes);
+    schedule_heads_in_lanes_product(core, sum, ko, ki, loops.tile, lanes);
+    return false;
+}
+
+// The tile's masked scores, max, exps and sum, each a vector of the tile's keys.
+void schedule_tile_softmax(DecodeCore& core, const Halide::LoopLevel& tile, int lanes) {
+    core.block_scores.compute_at(tile).vectorize(core.block_scores.args()[0], lanes, TailStrategy::RoundUp);
+    reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
+    core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
+    reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, tile, lanes);
+}
+
+void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool rows_inside, int lanes) {
+    const int accumulators = accumulators_for(lanes);
+    // exps · V: one register tile per query, all of its group heads by `columns` vectors of E, over every
+    // key of the tile; each V row (a pair of rows over bf16 pairs) is loaded once for all the heads, and the
+    // memory stream of V runs through the whole loop. (Per head with V reloaded from L1 for the next head:
+    // decode_gqa Lq = 4, Zen 4, 57.5 -> 45.6 ms in float32; bf16 Lq = 1 with a vdpbf16ps P·V: 10.6 -> 9.1 ms.)
+    Func acc = core.block_weighted;
+    const std::vector<Var> w = acc.args();  // (e, q, g, hk, b, kb)
+    // Where Q·Kᵀ takes four query rows at a time (rows_inside, Lq >= 4), so does P·V: a register tile of four
+    // rows by E/lanes vectors, each V row loaded once for the four, computed once per tile for every row.
+    // (RoundUp: up to three rows past Lq are computed from clamped queries and never read.) decode B = 1, Lq = 4,
+    // H = 8, one thread, Zen 4: Lk = 32768 8.30 -> 6.03 ms float32, 5.95 -> 4.02 ms bf16; Lk = 4096 0.80 -> 0.55
+    // ms; Lq = 1 and 2 unchanged within noise.
+    acc.compute_at(rows_inside ? loops.tile : Halide::LoopLevel(loops.state, loops.state.args()[1])).vectorize(w[0], lanes, TailStrategy::RoundUp);
+    const int e_vectors = std::max(1, core.head_width / lanes);
+    int columns = std::clamp(accumulators / std::max(1, core.group), 1, e_vectors);
+    while (e_vectors % columns != 0) --columns;  // whole tiles of E: no column past it is ever read
+    Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
+    Halide::Stage weighted = acc.update();
+    auto split_columns = [&](Halide::Stage st, int tile_columns) {
+        st.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(eo, eoo, eoi, tile_columns, TailStrategy::RoundUp);
+    };
+    // One query (Lq = 1): all of E in one register tile wherever the group's accumulators fit the vector registers
+    // at all (decode_gqa on AVX-512: 4 heads × 8 vectors, all 32), though the operands then spill a few of them
+    // (LLVM: ~10 spills and reloads a key, and register moves). With two tiles of columns the second re-reads the
+    // tile's V from L2 with no memory read in flight; in one pass the V stream runs through all of the P·V.
+    // decode_gqa B = 1, Lq = 1, Lk = 32768, one thread, Zen 4: float32 11.8 -> 10.4 ms, bf16 7.0 -> 5.9 ms. Where
+    // a query's P·V re-reads V from L1/L2 anyway (Lq >= 2) the spills cost more than they save (float32 Lq = 2
+    // 18.2 -> 18.6 ms, Lq = 4 32 -> 36-44 ms), so other query lengths keep the tiles that fit.
+    const int vector_registers = 2 * accumulators;
+    const bool single_pass_for_one_query =
+        columns < e_vectors && std::max(1, core.group) * e_vectors <= vector_registers;
+    Halide::Stage one_query = weighted;
+    if (single_pass_for_one_query) {
+        one_query = weighted.specialize(core.score_extents[1] == 1);
+        split_columns(one_query, e_vectors);
+    }
+    split_columns(weighted, columns);
+    if (core.rounded_weights.defined())
+        core.rounded_weights.compute_at(loops.tile).vectorize(core.rounded_weights.args()[0], lanes, TailStrategy::RoundUp);
+    // Innermost first: (the pair's element,) the columns of a tile, the group's heads, rows inside the key loop
+    // (if any), the keys, the rows outside it, the tiles of columns.
+    auto order_value_loops = [&](Halide::Stage st, const std::vector<Halide::VarOrRVar>& rows_inner,
+                                 const Halide::VarOrRVar& rows_outer) {
+        std::vector<Halide::VarOrRVar> order;
+        if (core.rounded_weights.defined()) order.push_back(acc.rvars(0).at(0));
+        order.insert(order.end(), {ei, eoi, w[2]});
+        order.insert(order.end(), rows_inner.begin(), rows_inner.end());
+        order.push_back(acc.rvars(0).back());
+        order.push_back(rows_outer);
+        order.push_back(eoo);
+        st.reorder(order);
+        if (core.rounded_weights.defined()) st.atomic().vectorize(acc.rvars(0).at(0));
+        st.vectorize(ei).unroll(eoi).unroll(w[2]).unroll(eoo);
+    };
+    if (rows_inside) {
+        Var qo("qo"), qi("qi");
+        Halide::Stage four = weighted.specialize(core.score_extents[1] >= rows_at_once);
+        four.split(w[1], qo, qi, rows_at_once, TailStrategy::RoundUp);
+        order_value_loops(four, {qi}, qo);
+        four.unroll(qi);
+    }
+    if (single_pass_for_one_query) order_value_loops(one_query, {}, w[1]);
+    order_value_loops(weighted, {}, w[1]);
+
+}
+
+void schedule_split_merge(DecodeCore& core, const Owner& owner, int lanes) {
+    // The merge: per (h, b) of the output, the splits' maxima, then their sums.
+    Func out = owner.func;
+    const std::vector<Var> o = out.args();  // (e, q, h, b)
+    Var hb("hb");
+    out.compute_root().fuse(o[2], o[3], hb).parallel(hb).vectorize(o[0], lanes, owner.tail);
+    core.split_max.compute_at(out, hb);
+    core.merged.compute_at(out, hb).vectorize(core.merged.args()[0], lanes, TailStrategy::RoundUp);
+    core.merged.update().vectorize(core.merged.args()[0], lanes, TailStrategy::RoundUp);
+}
+
+}  // namespace
+
+void schedule_core(DecodeCore core, const Owner& owner, const Tiles& tiles, const Knobs&) {
+    const DecodeLoops loops = schedule_split_tasks(core, tiles.lanes);
+    const bool rows_inside = schedule_decode_product(core, loops, tiles.lanes);
+    schedule_tile_softmax(core, loops.tile, tiles.lanes);
+    schedule_weighted_values(core, loops, rows_inside, tiles.lanes);
+    schedule_split_merge(core, owner, tiles.lanes);
+}
+
+}  // namespace attnforge::codegen::schedules
