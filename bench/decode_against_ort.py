@@ -2,8 +2,8 @@
 """One decode cell, attnforge (its Python module) against ONNX Runtime's GroupQueryAttention in one process on the
 same NumPy arrays (both read the cache in NumPy's huge pages), alternated: `rounds` times 20 calls of each, medians,
 which goes first swapped every round, each block after a pause (bench/timing.py: ONNX Runtime's idle workers spin
-~50 ms after its last call and would take a core from the block after it). docs/performance.md, decode ("Where the
-rest goes").
+~50 ms after its last call and would take a core from the block after it). docs/performance.md, "What bounds
+performance now".
 
 usage: bench/decode_against_ort.py B LQ LK THREADS [VARIANT=decode] [ROUNDS=3] [LAYERS=1]   (from the repository
 root, after a build with the Python module in build/python and the peers of bench/requirements.txt; 12-30 rounds

@@ -2,7 +2,7 @@
 // exps times V), with 512-bit and with 256-bit loads, and each phase of one width with the other phase of the
 // other: how much the load width alone moves a memory-bound decode. 64 heads of 4096 keys, E = 64 (decode
 // B = 8, H = 8, Lk = 4096: 134 MB of K and V), the arrays 2 MiB-aligned in transparent huge pages.
-// docs/performance.md, decode (the sixth session). Build and run (x86-64 with AVX-512):
+// docs/performance.md, "What bounds performance now". Build and run (x86-64 with AVX-512):
 //   g++ -O2 -march=native -ffast-math -o /tmp/decode_load_widths bench/decode_load_widths.cpp && /tmp/decode_load_widths
 // (-Wall adds GCC 12's false warning about an uninitialized value inside _mm512_reduce_add_ps.)
 #include <immintrin.h>

@@ -2,7 +2,7 @@
 """Whether a decode peer's idle threads take a core from whatever runs after it in the same process: 20 calls of
 the peer, then 30 of ours timed one by one (no pause between), with the CPU time each thread of the process used
 meanwhile (/proc/self/task, clock ticks). Why bench/timing.py pauses before every batch (docs/performance.md,
-decode, sixth session).
+"How it is measured").
 
 usage: bench/peer_spin.py [B=1 LQ=1 LK=32768 THREADS=2]   (from the repository root, after a build with the
 Python module in build/python and the peers of bench/requirements.txt; Linux)"""

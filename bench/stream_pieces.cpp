@@ -2,7 +2,7 @@
 // alternating pieces, as the decode strategy's K and V tiles are read; and in pieces with a software prefetch a
 // fixed distance ahead in the same array (_mm_prefetch, hint T1, and NTA: the hint Halide's `prefetch` emits).
 // The arrays are 2 MiB-aligned with madvise(MADV_HUGEPAGE), as the CLI's tensors and NumPy's arrays are.
-// docs/performance.md, decode ("Where the rest goes"). Build and run (x86-64 with AVX-512):
+// docs/performance.md, "What bounds performance now". Build and run (x86-64 with AVX-512):
 //   g++ -O2 -march=native -o /tmp/stream_pieces bench/stream_pieces.cpp && /tmp/stream_pieces 32768 1024
 // (-Wall adds GCC 12's false warning about an uninitialized value inside _mm512_reduce_add_ps.)
 // arguments: piece length and prefetch distance, in floats (defaults 32768 = 128 KiB, 1024 = 4 KiB).

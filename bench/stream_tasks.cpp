@@ -4,7 +4,7 @@
 // heads, each head's whole K row block, then its whole V. Each pass only sums the bytes (512-bit loads), so any
 // difference is the memory's, not the arithmetic's. K and V of decode B = 1, H = 8, Lk = 32768, E = 64 (134 MB),
 // 2 MiB-aligned with madvise(MADV_HUGEPAGE) as the CLI's tensors and NumPy's arrays are.
-// docs/performance.md, decode (the eighth session). Build and run (x86-64 with AVX-512):
+// docs/performance.md, "What bounds performance now". Build and run (x86-64 with AVX-512):
 //   g++ -O2 -march=native -o /tmp/stream_tasks bench/stream_tasks.cpp -lpthread && /tmp/stream_tasks 2 15
 // arguments: threads (default 2) and rounds (default 15); each round times every order 5 times and keeps the
 // fastest; the report gives each order's median GB/s and its ratio to ONNX Runtime's order within each round.

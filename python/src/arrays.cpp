@@ -293,23 +293,4 @@ nb::object float64_array(const std::vector<std::int64_t>& shape, const std::vect
     return export_array(d, shape, nb::dtype<double>(), owner, torch);
 }
 
-runtime::Tensor owned_copy(const runtime::TensorView& v) {
-    runtime::Tensor t;
-    t.shape = v.shape;
-    t.dtype = v.dtype;
-    const auto n = static_cast<std::size_t>(v.element_count());
-    auto copy = [&](auto& vec) {
-        vec.resize(n);
-        if (n) std::memcpy(vec.data(), v.data, n * sizeof(vec[0]));
-    };
-    switch (v.dtype) {
-        case dsl::element_type::boolean: copy(t.u8); break;
-        case dsl::element_type::int32: copy(t.i32); break;
-        case dsl::element_type::bfloat16:
-        case dsl::element_type::float16: copy(t.u16); break;
-        default: copy(t.f32);
-    }
-    return t;
-}
-
 }  // namespace attnforge::python

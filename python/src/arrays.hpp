@@ -68,7 +68,5 @@ runtime::OutputView borrow_output(nb::handle out, const std::vector<std::int64_t
 // A float64 interpreter answer as a NumPy (or torch) float64 array.
 nb::object float64_array(const std::vector<std::int64_t>& shape, const std::vector<double>& values, bool torch);
 
-// An owned copy of a view (the interpreter and the no-keys path take runtime::Tensors).
-runtime::Tensor owned_copy(const runtime::TensorView& view);
 
 }  // namespace attnforge::python

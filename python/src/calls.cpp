@@ -10,12 +10,35 @@
 
 namespace attnforge::python {
 
+namespace {
+
+// The storage type and input types of a kernel of `result` that takes the float inputs in the types given
+// (`given`: each float input's type), if the build has one; none where they are all of one type.
+std::optional<std::pair<dsl::element_type, std::string>> own_types_kernel(
+    const std::string& variant, std::string_view result, const std::map<std::string, dsl::element_type>& given,
+    std::optional<dsl::element_type> storage) {
+    if (result.empty()) return std::nullopt;
+    for (dsl::element_type s : {dsl::element_type::float32, dsl::element_type::bfloat16, dsl::element_type::float16}) {
+        if (storage && *storage != s) continue;
+        std::string own;  // by name, as std::map orders them: KernelEntry::input_types' order
+        for (const auto& [name, t] : given)
+            if (t != s) own += (own.empty() ? "" : " ") + name + "=" + dsl::element_type_name(t);
+        if (!own.empty() && !runtime::kernels_for(variant, result, dsl::element_type_name(s), own).empty())
+            return std::pair{s, own};
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& signature, const nb::kwargs& given,
-                     std::optional<dsl::element_type> storage) {
+                     std::optional<dsl::element_type> storage, std::string_view result) {
     Inputs in;
     std::vector<std::pair<const dsl::tensor_spec*, nb::ndarray<nb::ro>>> arrays;
     std::string implied_by;
     dsl::element_type implied = dsl::element_type::float32;
+    std::map<std::string, dsl::element_type> float_types;  // each float input's type as given
+    std::optional<std::string> disagreement;
     for (const auto& [key, value] : given) {
         const std::string name = nb::cast<std::string>(key);
         const dsl::tensor_spec* spec = nullptr;
@@ -29,18 +52,24 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
         arrays.emplace_back(spec, import_array(variant, *spec, value));
         const dsl::element_type t = spec->dtype == dsl::element_type::float32 ? storage_implied_by(arrays.back().second)
                                                                                : dsl::element_type::float32;
+        if (spec->dtype == dsl::element_type::float32) float_types.emplace(name, t);
         if (t == dsl::element_type::float32 || storage) continue;
-        if (!implied_by.empty() && t != implied)
-            throw input_error(signature.name + ": inputs '" + implied_by + "' and '" + name +
-                              "' imply different storage types (" + dsl::element_type_name(implied) + ", " +
-                              dsl::element_type_name(t) + "); give dtype=");
+        if (!implied_by.empty() && t != implied && !disagreement)
+            disagreement = signature.name + ": inputs '" + implied_by + "' and '" + name +
+                           "' imply different storage types (" + dsl::element_type_name(implied) + ", " +
+                           dsl::element_type_name(t) + "); give dtype=";
         implied = t;
         implied_by = name;
     }
-    in.storage = storage.value_or(implied);
+    const auto own = own_types_kernel(variant, result, float_types, storage);
+    if (disagreement && !own) throw input_error(*disagreement);
+    in.storage = own ? own->first : storage.value_or(implied);
+    if (own) in.input_types = own->second;
     for (auto& [spec, array] : arrays) {
+        const dsl::element_type type =
+            own ? runtime::own_input_type(in.input_types, spec->name).value_or(in.storage) : in.storage;
         const BorrowedInput& held =
-            in.held.emplace(spec->name, borrow_input(variant, *spec, std::move(array), in.storage)).first->second;
+            in.held.emplace(spec->name, borrow_input(variant, *spec, std::move(array), type)).first->second;
         in.views.emplace(spec->name, held.view);
     }
     return in;
@@ -63,25 +92,8 @@ runtime::RunOptions run_options(const std::optional<int>& threads, const std::st
 
 void call_kernel(const runtime::KernelEntry& kernel, const Inputs& inputs, const runtime::OutputView& out,
                  const runtime::RunOptions& options) {
-    try {
-        nb::gil_scoped_release unlocked;
-        runtime::run_kernel_into(kernel, inputs.views, out, options);
-        return;
-    } catch (const runtime::no_keys_error&) {
-    }
-    runtime::TensorMap owned;
-    for (const auto& [name, view] : inputs.views) owned.emplace(name, owned_copy(view));
-    const interp::Tensor r = runtime::interpret(kernel.variant, owned, kernel.result);
-    for (std::size_t i = 0; i < r.data.size(); ++i) {
-        const auto v = static_cast<float>(r.data[i]);
-        if (out.dtype == dsl::element_type::float32) {
-            static_cast<float*>(out.data)[i] = v;
-        } else {
-            static_cast<std::uint16_t*>(out.data)[i] = out.dtype == dsl::element_type::bfloat16
-                                                           ? runtime::bf16_from_float(v)
-                                                           : runtime::fp16_from_float(v);
-        }
-    }
+    nb::gil_scoped_release unlocked;
+    runtime::evaluate_into(kernel, inputs.views, out, options);
 }
 
 }  // namespace attnforge::python

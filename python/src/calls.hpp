@@ -16,15 +16,18 @@ struct Inputs {
     std::map<std::string, BorrowedInput> held;  // by name; owns the views' memory (stable addresses)
     runtime::ViewMap views;
     dsl::element_type storage = dsl::element_type::float32;  // the kernels' storage type
+    std::string input_types;  // inputs kept in types of their own, "k=bf16 v=bf16" (KernelEntry::input_types)
     bool torch = false;  // any input a torch tensor: results go back as torch tensors
 };
 
 // Every keyword argument as an input of `variant`, each array imported once; a name it does not take is an
 // input_error listing the ones it does (the CLI's message). Missing inputs and shapes are the run API's to
-// check. The storage type is `storage`, or, without one (dtype=None), the one the float inputs imply (an
-// input_error when they disagree).
+// check. Float inputs given in several types for which the build has a kernel of `result` taking exactly those
+// (q float32, k and v bf16: KernelEntry::input_types) are kept in their types, for that kernel. Else the storage
+// type is `storage`, or, without one (dtype=None), the one the float inputs imply (an input_error when they
+// disagree), and every float input is converted to it.
 Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& signature, const nb::kwargs& given,
-                     std::optional<dsl::element_type> storage);
+                     std::optional<dsl::element_type> storage, std::string_view result = "");
 
 // dtype= as a storage type (None: implied by the inputs).
 std::optional<dsl::element_type> storage_asked(const std::optional<std::string>& dtype);

@@ -61,13 +61,15 @@ nb::dict signature(const std::string& variant) {
 nb::list kernels(const std::string& variant, const std::string& result, const std::string& dtype) {
     runtime::first_kernel(variant, result, dtype);  // unknown variant, result or type: the runtime's message
     nb::list out;
-    for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result, dtype)) {
+    for (const runtime::KernelEntry& k : runtime::registry()) {
+        if (k.variant != variant || k.result != result || k.storage != dtype) continue;
         nb::dict d;
-        d["name"] = std::string(k->name);
-        d["strategy"] = std::string(k->strategy);
-        d["size_class"] = std::string(k->size_class);
-        d["knobs"] = std::string(k->knobs);
-        d["schedule"] = std::string(k->schedule);
+        d["name"] = std::string(k.name);
+        d["strategy"] = std::string(k.strategy);
+        d["size_class"] = std::string(k.size_class);
+        d["knobs"] = std::string(k.knobs);
+        d["schedule"] = std::string(k.schedule);
+        d["input_types"] = std::string(k.input_types);
         out.append(d);
     }
     return out;
@@ -79,7 +81,7 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
     const dsl::graph_signature& sig = runtime::signature_of(variant);
     const std::optional<dsl::element_type> asked = storage_asked(dtype);
     run_options(threads, result, asked.value_or(dsl::element_type::float32));  // threads checked before the inputs
-    const Inputs inputs = borrow_inputs(variant, sig, given, asked);
+    const Inputs inputs = borrow_inputs(variant, sig, given, asked, result);
     const runtime::RunOptions options = run_options(threads, result, inputs.storage);
     // Shapes checked once here: the kernel is picked by the sizes, and run_kernel_into checks the rest (dtypes,
     // values) on its way in.
@@ -88,12 +90,10 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
     const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
     if (engine == runtime::Engine::interpreter) {
         // The spec, in float64, on the inputs as the kernel of that storage type would read them.
-        runtime::TensorMap owned;
-        for (const auto& [name, view] : inputs.views) owned.emplace(name, owned_copy(view));
-        const interp::Tensor r = runtime::interpret(variant, owned, result);
+        const interp::Tensor r = runtime::interpret(variant, runtime::copies_of(inputs.views), result);
         return float64_array(r.shape, r.data, inputs.torch);
     }
-    const runtime::KernelEntry& k = runtime::select_kernel(variant, sizes, result, options.dtype);
+    const runtime::KernelEntry& k = runtime::select_kernel(variant, sizes, result, options.dtype, inputs.input_types);
     ResultArray out(sizes.shape_of(k.result_spec()), runtime::result_dtype(k), inputs.torch);
     call_kernel(k, inputs, out.output(), options);
     return out.release();
@@ -104,7 +104,7 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
 nb::dict borrowed_addresses(const std::string& variant, const std::optional<std::string>& dtype,
                             const nb::kwargs& given) {
     const dsl::graph_signature& sig = runtime::signature_of(variant);
-    const Inputs inputs = borrow_inputs(variant, sig, given, storage_asked(dtype));
+    const Inputs inputs = borrow_inputs(variant, sig, given, storage_asked(dtype), "output");
     nb::dict d;
     for (const auto& [name, in] : inputs.held)
         d[name.c_str()] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(in.view.data), in.zero_copy);
@@ -133,7 +133,8 @@ NB_MODULE(_native, m) {
 
     m.def("kernels", &kernels, "variant"_a, "result"_a = "output", "dtype"_a = "float32",
           "The generated kernels of (variant, result, dtype) in rule order: run() and kernel() take the first "
-          "whose size class holds. Each a dict: name, strategy, size_class, knobs, schedule.");
+          "whose size class holds. Each a dict: name, strategy, size_class, knobs, schedule, input_types (inputs "
+          "in types of their own, 'k=bf16 v=bf16': run() picks those kernels for inputs given in those types).");
 
     m.def("run", &run, "variant"_a, nb::kw_only(), "threads"_a = nb::none(), "result"_a = "output",
           "dtype"_a = nb::none(), "engine"_a = "kernel", "inputs"_a,

@@ -37,13 +37,33 @@ interp::Tensor interpret(std::string_view variant, const TensorMap& inputs, std:
     throw input_error("variant '" + std::string(variant) + "' has no reference for its " + std::string(result));
 }
 
+void evaluate_into(const KernelEntry& k, const ViewMap& inputs, const OutputView& out, const RunOptions& options) {
+    try {
+        run_kernel_into(k, inputs, out, options);
+        return;
+    } catch (const no_keys_error&) {
+        // No kernel can read an empty key sequence: the spec's answer (fully masked rows).
+    }
+    const interp::Tensor r = interpret(k.variant, copies_of(inputs), k.result);
+    for (std::size_t i = 0; i < r.data.size(); ++i) {
+        const auto v = static_cast<float>(r.data[i]);
+        if (out.dtype == dsl::element_type::float32)
+            static_cast<float*>(out.data)[i] = v;
+        else
+            static_cast<std::uint16_t*>(out.data)[i] =
+                out.dtype == dsl::element_type::bfloat16 ? bf16_from_float(v) : fp16_from_float(v);
+    }
+}
+
 Tensor evaluate(std::string_view variant, const TensorMap& inputs, Engine engine, const RunOptions& options) {
     if (engine == Engine::kernel) {
-        try {
-            return run(variant, inputs, options);
-        } catch (const no_keys_error&) {
-            // No kernel can read an empty key sequence: the spec's answer (fully masked rows).
-        }
+        const KernelEntry& k = select_kernel(variant, inputs, options.result, options.dtype);
+        const ViewMap views = views_of(inputs);
+        const std::vector<std::int64_t> shape = result_shape(k, views);
+        const dsl::element_type dtype = result_dtype(k);
+        Tensor out = dtype == dsl::element_type::float32 ? Tensor::float32(shape) : Tensor::storage16(dtype, shape);
+        evaluate_into(k, views, output_view_of(out), options);
+        return out;
     }
     const interp::Tensor r = interpret(variant, inputs, options.result);
     Tensor out;

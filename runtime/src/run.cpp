@@ -86,14 +86,10 @@ const bool isa_cap_installed = [] {
     return true;
 }();
 
-// The attention's key length Lk (last = true) or query length Lq: the last two axes of the variant's
-// attention weights (B, Hq, Lq, Lk).
+// The attention's key length Lk (last = true) or query length Lq (dsl::attention_sequences).
 std::int64_t attention_length(const KernelEntry& k, const dsl::RuntimeSizes& sizes, bool last) {
-    const dsl::tensor_spec& weights = k.attention_weights_spec();
-    if (weights.dims.size() < 2) return 0;
-    const dsl::dim_spec& d = last ? weights.dims.back() : weights.dims[weights.dims.size() - 2];
-    if (d.role != dsl::dim_spec::axis::sequence) return 0;
-    auto it = sizes.sequence_length.find(d.sequence);
+    const dsl::attention_sequences_t seq = dsl::attention_sequences(k.attention_weights_spec());
+    auto it = sizes.sequence_length.find(last ? seq.key : seq.query);
     return it == sizes.sequence_length.end() ? 0 : it->second;
 }
 
@@ -204,8 +200,11 @@ dsl::element_type result_dtype(const KernelEntry& k) {
 }
 
 const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSizes& sizes, std::string_view result,
-                                 std::string_view dtype) {
-    const auto candidates = kernels_for(variant, result, dtype);
+                                 std::string_view dtype, std::string_view input_types) {
+    const auto candidates = kernels_for(variant, result, dtype, input_types);
+    if (candidates.empty() && !input_types.empty())
+        throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
+                          std::string(result) + " taking " + std::string(input_types));
     if (candidates.empty()) return first_kernel(variant, result, dtype);  // throws, saying why
     for (const KernelEntry* k : candidates)
         if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),

@@ -2,8 +2,7 @@
 #include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
-#include <fp16.h>
-
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -26,14 +25,6 @@ double value_at(dsl::element_type dtype, const void* data, std::size_t i) {
     }
 }
 }  // namespace
-
-std::uint16_t fp16_from_float(float x) {
-    return fp16_ieee_from_fp32_value(x);
-}
-
-float float_from_fp16(std::uint16_t h) {
-    return fp16_ieee_to_fp32_value(h);
-}
 
 Tensor Tensor::float32(std::vector<std::int64_t> shape, std::vector<float> values) {
     Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}, {}, {}};
@@ -122,6 +113,31 @@ Tensor to_storage(const Tensor& t, dsl::element_type storage) {
     const bool bf16 = storage == dsl::element_type::bfloat16;
     for (std::size_t i = 0; i < t.f32.size(); ++i)
         out.u16[i] = bf16 ? bf16_from_float(t.f32[i]) : fp16_from_float(t.f32[i]);
+    return out;
+}
+
+Tensor copy_of(const TensorView& v) {
+    Tensor t;
+    t.shape = v.shape;
+    t.dtype = v.dtype;
+    const auto n = static_cast<std::size_t>(v.element_count());
+    auto copy = [&](auto& values) {
+        values.resize(n);
+        if (n) std::memcpy(values.data(), v.data, n * sizeof(values[0]));
+    };
+    switch (v.dtype) {
+        case dsl::element_type::boolean: copy(t.u8); break;
+        case dsl::element_type::int32: copy(t.i32); break;
+        case dsl::element_type::bfloat16:
+        case dsl::element_type::float16: copy(t.u16); break;
+        default: copy(t.f32);
+    }
+    return t;
+}
+
+TensorMap copies_of(const ViewMap& views) {
+    TensorMap out;
+    for (const auto& [name, view] : views) out.emplace(name, copy_of(view));
     return out;
 }
 

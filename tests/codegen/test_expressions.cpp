@@ -3,7 +3,7 @@
 // indices past either end are clamped, ±inf go to the ends and NaN reads element 0. Each expression
 // is compiled just in time over q_idx = 0..N-1 and compared with the interpreter's backend exactly.
 #define BOOST_TEST_MODULE codegen_expressions
-#include <attnforge/codegen/halide_backend.hpp>
+#include <attnforge/codegen/lower/expressions.hpp>
 #include <attnforge/interp/interpreter.hpp>
 
 #include <boost/test/unit_test.hpp>

@@ -4,7 +4,7 @@
 // modifier reaches, the IEEE special values kept (no NaN from a number, ±∞ where the math says), and
 // none of them a scalar library call (the assembly of each holds no call at all).
 #define BOOST_TEST_MODULE codegen_vector_math
-#include <attnforge/codegen/halide_backend.hpp>
+#include <attnforge/codegen/lower/expressions.hpp>
 #include <attnforge/interp/interpreter.hpp>
 
 #include <boost/test/unit_test.hpp>

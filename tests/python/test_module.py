@@ -152,6 +152,25 @@ def test_the_kernel_reads_the_callers_memory():
     assert attnforge._native._last_call_addresses()["q"] != arrays["q"].ctypes.data
 
 
+def test_inputs_in_types_of_their_own_run_on_their_kernel():
+    # A float32 query over a bf16 cache: the kernel that takes exactly those types (decode__k_bf16_v_bf16__...),
+    # every input read in place, a float32 result within the float32 bound of the interpreter on those values.
+    g = torch.Generator().manual_seed(13)
+    inputs = make_inputs("decode", g)
+    mixed = dict(inputs, k=inputs["k"].to(torch.bfloat16), v=inputs["v"].to(torch.bfloat16))
+    got = attnforge.run("decode", **mixed)
+    assert got.dtype == torch.float32
+    seen = attnforge._native._last_call_addresses()
+    for name, t in mixed.items():
+        assert seen[name] == t.data_ptr(), name
+    expected = attnforge.run("decode", engine="interpreter", **mixed)
+    assert (got.double() - expected).abs().max().item() <= 1e-4 * (1 + expected.abs().max().item())
+    # dtype= still picks the kernels of one storage type, converting what is not of it.
+    assert attnforge.run("decode", dtype="bf16", **mixed).dtype == torch.bfloat16
+    listed = {k["name"]: k["input_types"] for k in attnforge.kernels("decode")}
+    assert "k=bf16 v=bf16" in listed.values() and listed["decode__streaming"] == ""
+
+
 def test_bound_kernel_writes_into_out_and_reuses_it():
     g = torch.Generator().manual_seed(11)
     sizes = sizes_of("sdpa")

@@ -78,12 +78,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // Everything about the variant through the registry (runtime/engine.hpp), so a downstream
         // build's own variants bench too.
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
-        std::string seq_q, seq_k;
         attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}};
-        if (const dsl::tensor_spec* w = runtime::attention_weights_of(o.variant); w && w->dims.size() >= 2) {
-            seq_q = w->dims[w->dims.size() - 2].sequence;
-            seq_k = w->dims.back().sequence;
-        }
+        const dsl::tensor_spec* weights = runtime::attention_weights_of(o.variant);
+        const auto [seq_q, seq_k] = weights ? dsl::attention_sequences(*weights) : dsl::attention_sequences_t{};
         for (const auto& in : sig.inputs)
             for (const auto& d : in.dims)
                 if (d.role == dsl::dim_spec::axis::sequence) {

@@ -28,17 +28,23 @@ int list(const ListOptions& options, std::ostream& out) {
             {"variant", variant}, {"inputs", nlohmann::json::array()}, {"output", tensor_json(sig.output)}};
         for (const auto& in : sig.inputs) v["inputs"].push_back(tensor_json(in));
         v["kernels"] = nlohmann::json::array();
+        auto add = [&](const runtime::KernelEntry& k) {
+            v["kernels"].push_back({{"name", k.name},
+                                    {"result", k.result},
+                                    {"dtype", k.storage},
+                                    {"input_types", k.input_types},
+                                    {"strategy", k.strategy},
+                                    {"sizes", k.size_class},
+                                    {"knobs", k.knobs},
+                                    {"schedule", k.schedule},
+                                    {"target", k.metadata()->target}});
+        };
         for (std::string_view dtype : {"float32", "bf16", "fp16"})
             for (std::string_view result : {"output", "attention_weights", "logsumexp"})
-                for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result, dtype))
-                    v["kernels"].push_back({{"name", k->name},
-                                            {"result", k->result},
-                                            {"dtype", k->storage},
-                                            {"strategy", k->strategy},
-                                            {"sizes", k->size_class},
-                                            {"knobs", k->knobs},
-                                            {"schedule", k->schedule},
-                                            {"target", k->metadata()->target}});
+                for (const runtime::KernelEntry* k : runtime::kernels_for(variant, result, dtype)) add(*k);
+        // Kernels with inputs in types of their own (KernelEntry::input_types), after the others.
+        for (const runtime::KernelEntry& k : runtime::registry())
+            if (k.variant == variant && !k.input_types.empty()) add(k);
         all.push_back(v);
     }
     if (options.json) {
@@ -52,11 +58,14 @@ int list(const ListOptions& options, std::ostream& out) {
                                in["dtype"] == "bool" ? ":bool" : "");
         out << fmt::format("\n  output: {}\n", v["output"]["shape"].get<std::string>());
         for (const auto& k : v["kernels"])
-            out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<14} {:<26} {}{}\n", k["name"].get<std::string>(),
+            out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<14} {:<26} {}{}{}\n", k["name"].get<std::string>(),
                                k["result"].get<std::string>(), k["strategy"].get<std::string>(),
                                k["sizes"].get<std::string>(), k["schedule"].get<std::string>(),
                                k["target"].get<std::string>(),
-                               k["knobs"].get<std::string>().empty() ? "" : "  " + k["knobs"].get<std::string>());
+                               k["knobs"].get<std::string>().empty() ? "" : "  " + k["knobs"].get<std::string>(),
+                               k["input_types"].get<std::string>().empty()
+                                   ? ""
+                                   : "  inputs " + k["input_types"].get<std::string>());
     }
     out << "Each (variant, result, storage type) runs the first kernel whose size class holds (Lk: the attention's "
            "key length).\n"

@@ -46,10 +46,9 @@ Problem make_problem(const std::string& variant, const std::string& result, cons
             p.signature = dsl::signature(g);
             p.canonical = dsl::canonical(g);
             const dsl::tensor_spec w = dsl::attention_weights_spec(g);
-            if (w.dims.size() >= 2) {
-                seq_q = w.dims[w.dims.size() - 2].sequence;
-                seq_k = w.dims.back().sequence;
-            }
+            const dsl::attention_sequences_t sequences = dsl::attention_sequences(w);
+            seq_q = sequences.query;
+            seq_k = sequences.key;
             if (result == "attention_weights") {
                 if (!dsl::has_attention_weights(g))
                     throw input_error("variant '" + variant + "' has no softmax labelled 'attention'");

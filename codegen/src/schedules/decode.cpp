@@ -81,14 +81,15 @@ void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, 
     const std::vector<RVar> r = per_lane.rvars(0);  // (step) or (pair element, step)
     Halide::Stage products = per_lane.update();
     std::vector<Halide::VarOrRVar> order;
-    if (r.size() == 2) order.push_back(r[0]);
+    const bool pairs = core.dot.decode.bf16_pairs;
+    if (pairs) order.push_back(r[0]);
     order.insert(order.end(), {a[0], a[1], a[2]});
     // With query rows inside: per step a chunk of K for each of the four keys and a vector of Q for each row,
     // keys × rows FMAs, the steps a loop. Else each key's steps unrolled, the keys outermost.
     if (rows > 1) order.insert(order.end(), {a[3], a[4], r.back()});
     else order.insert(order.end(), {r.back(), a[3]});
     products.reorder(order);
-    if (r.size() == 2) products.atomic().vectorize(r[0]);  // one vdpbf16ps
+    if (pairs) products.atomic().vectorize(r[0]);  // one vdpbf16ps
     products.vectorize(a[0], chunk).vectorize(a[1], group).unroll(a[2]).unroll(a[3]);
     products.unroll(rows > 1 ? Halide::VarOrRVar(a[4]) : Halide::VarOrRVar(r.back()));
     Func accumulated = core.dot.decode.column_sums, fold = core.dot.decode.lane_fold;
@@ -102,7 +103,7 @@ void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, 
     }
     const std::vector<Var> qa = queries.args();  // ((pair,) x, g, idx, q, hk, b)
     queries.compute_at(tile);
-    if (r.size() == 2) queries.vectorize(qa[0], 2).vectorize(qa[1], chunk).vectorize(qa[2], group);
+    if (pairs) queries.vectorize(qa[0], 2).vectorize(qa[1], chunk).vectorize(qa[2], group);
     else queries.vectorize(qa[0], chunk).vectorize(qa[1], group);
 }
 
@@ -152,7 +153,8 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
     // hardware prefetcher streams K worse: decode_gqa float32 Lq = 1, B = 1, Lk = 32768, one thread, Zen 4,
     // 16.5 vs 12.4 ms.)
     std::vector<Halide::VarOrRVar> order;
-    if (re.size() == 2) order.push_back(re[0]);  // over bf16 pairs (lower/decode_product.hpp): the pair's element innermost
+    const bool pairs = core.dot.decode.bf16_pairs;
+    if (pairs) order.push_back(re[0]);  // over bf16 pairs (lower/decode_product.hpp): the pair's element innermost
     order.push_back(u[0]);
     // The rows taken inside the keys (per_lane's dimension: 3 the group's heads, 2 the queries), if any.
     const int inner_rows = heads_inside ? 3 : rows_inside ? 2 : -1;
@@ -160,7 +162,7 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
     order.push_back(re.back());
     order.push_back(u[1]);
     products.reorder(order);
-    if (re.size() == 2) products.atomic().vectorize(re[0]);  // one vdpbf16ps
+    if (pairs) products.atomic().vectorize(re[0]);  // one vdpbf16ps
     if (inner_rows >= 0) {
         per_lane.unroll(u[inner_rows]);
         products.unroll(u[inner_rows]);

@@ -66,6 +66,9 @@ struct DecodeProduct {
     // There: the query rows taken inside the keys (DecodePlan::query_rows; c of extent 1 where above 1).
     int query_rows = 1;
     int keys_per_step = 4;  // DecodePlan::keys_per_step: keys whose folded lanes make one vector
+    // per_lane reduces over pairs of bf16 (lower/bf16_pairs.hpp): its first reduction variable is the pair's
+    // element, and with the heads in the lanes the staged queries are ((pair,) x, g, ...).
+    bool bf16_pairs = false;
     // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
     Halide::Parameter key_buffer;
 };

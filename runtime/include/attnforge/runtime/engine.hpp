@@ -35,6 +35,10 @@ double flops_of(std::string_view variant, const dsl::FlopSizes& sizes);
 // which is that of fully masked rows.
 Tensor evaluate(std::string_view variant, const TensorMap& inputs, Engine engine, const RunOptions& options = {});
 
+// Kernel `k` on `inputs` into `out` (run_kernel_into); where no kernel can run (no keys: no_keys_error) the
+// interpreter's answer, which is that of fully masked rows, rounded to out's type. The one place that answers.
+void evaluate_into(const KernelEntry& k, const ViewMap& inputs, const OutputView& out, const RunOptions& options = {});
+
 // The interpreter's answer alone, in float64.
 interp::Tensor interpret(std::string_view variant, const TensorMap& inputs, std::string_view result = "output");
 

@@ -67,9 +67,11 @@ const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inpu
                                  std::string_view dtype = "float32");
 const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result = "output",
                                  std::string_view dtype = "float32");
-// The same for sizes known before any input is (a kernel bound once to its sizes, called many times).
+// The same for sizes known before any input is (a kernel bound once to its sizes, called many times), among
+// the kernels of that storage type and those inputs of types of their own (kernels_for).
 const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSizes& sizes,
-                                 std::string_view result = "output", std::string_view dtype = "float32");
+                                 std::string_view result = "output", std::string_view dtype = "float32",
+                                 std::string_view input_types = "");
 
 // The shape of what `kernel` writes for these inputs, after checking them (name, shape, dtype, values).
 std::vector<std::int64_t> result_shape(const KernelEntry& kernel, const ViewMap& inputs);

@@ -28,8 +28,8 @@ inline float float_from_bf16(std::uint16_t b) {
 }
 
 // float32 ↔ fp16 (IEEE binary16): rounds to nearest even, keeps ±∞, NaN and subnormals (runtime/src/
-// tensor.cpp, with the FP16 library, Debian libfp16-dev: not every compiler has _Float16, clang 14 on x86
-// has not).
+// storage_types.cpp, with the FP16 library, Debian libfp16-dev: not every compiler has _Float16, clang 14 on
+// x86 has not).
 std::uint16_t fp16_from_float(float x);
 float float_from_fp16(std::uint16_t h);
 

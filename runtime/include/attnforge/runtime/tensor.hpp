@@ -42,6 +42,9 @@ using TensorMap = std::map<std::string, Tensor, std::less<>>;
 // storage type is an input_error.
 Tensor to_storage(const Tensor& t, dsl::element_type storage);
 TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage);
+// A tensor of its own holding a view's values (same dtype and shape).
+Tensor copy_of(const TensorView& view);
+TensorMap copies_of(const ViewMap& views);
 // Each float tensor in the type it has in `input_types` ("k=bf16 v=bf16"), the others in `storage`: the inputs
 // of a kernel whose inputs are of types of their own (KernelEntry::input_types).
 TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types);

@@ -81,6 +81,7 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
     d.heads_in_lanes = true;
     d.query_rows = plan.query_rows;
     d.keys_per_step = keys;
+    d.bf16_pairs = in.stored_pairs;
     d.key_buffer = in.k.parameter;
     return product;
 }
@@ -94,7 +95,8 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     Halide::Var u("u");
     Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
     per_lane(u, kv, qi, h, b) = 0.0f;
-    if (in.stored_pairs && E % (2 * lanes) == 0) {
+    const bool pairs = in.stored_pairs && E % (2 * lanes) == 0;
+    if (pairs) {
         // bf16 Q and K as stored: a row of K holds its pairs of e adjacent already, so lane u sums the pairs
         // (2c, 2c + 1) with c ≡ u (mod lanes), one vdpbf16ps per 32 columns, no conversion (the schedule
         // vectorizes the pair element with atomic(): lower/bf16_pairs.hpp).
@@ -125,6 +127,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     product.decode.per_lane = per_lane;
     product.decode.lane_fold = fold;
     product.decode.keys_per_step = keys;
+    product.decode.bf16_pairs = pairs;
     return product;
 }
 

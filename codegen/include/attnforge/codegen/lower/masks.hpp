@@ -5,9 +5,9 @@
 // its keep(k, q, h, b) to the pattern's RunTimeKeeps (the block-mask pre-pass reads them).
 #pragma once
 
-#include <attnforge/codegen/halide_backend.hpp>
-#include <attnforge/codegen/lower/node.hpp>
+#include <attnforge/codegen/lower/expressions.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen::detail {
 

@@ -157,6 +157,17 @@ tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
     }
 }
 
+// The sequences an attention's weights (B, Hq, Lq, Lk) run over: the queries' and the keys' sequence names
+// ("" where there are no weights, or that axis is not a sequence). A call's Lq and Lk are their lengths.
+struct attention_sequences_t {
+    std::string query, key;
+};
+inline attention_sequences_t attention_sequences(const tensor_spec& weights) {
+    if (weights.dims.size() < 2) return {};
+    const dim_spec &q = weights.dims[weights.dims.size() - 2], &k = weights.dims.back();
+    return {q.role == dim_spec::axis::sequence ? q.sequence : "", k.role == dim_spec::axis::sequence ? k.sequence : ""};
+}
+
 // The log-sum-exp of the same softmax's rows, (B, Hq, Lq): log Σ_k exp(s_k), −∞ for fully masked rows.
 template <fixed_string Name, class Output>
 tensor_spec logsumexp_spec(const graph<Name, Output>& g) {

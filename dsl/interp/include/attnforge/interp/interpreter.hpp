@@ -64,7 +64,7 @@ struct DoubleBackend {
     double constant(double v) const { return v; }
 
     // An input's value at row-major indices, each rounded down and clamped to its axis (±inf to the
-    // ends; a NaN index reads 0), exactly as kernels do (codegen/halide_backend.hpp).
+    // ends; a NaN index reads 0), exactly as kernels do (codegen/lower/expressions.hpp).
     template <class In, class... V>
     double read(In, V... index) const {
         const Tensor& t = bound->tensors.find(In::name.view())->second;
