@@ -17,6 +17,7 @@ function(_attnforge_catalogue_program out)
   set(dir ${PROJECT_SOURCE_DIR}/catalogue)
   file(GLOB sources ${dir}/src/*.cpp)
   file(GLOB headers ${dir}/include/attnforge/catalogue/*.hpp)
+  list(APPEND headers ${PROJECT_SOURCE_DIR}/dsl/include/attnforge/element_types.hpp)  # the element-type table
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${sources} ${headers})
   set(text "")
   foreach(f IN LISTS sources headers)
@@ -30,7 +31,7 @@ function(_attnforge_catalogue_program out)
     message(STATUS "attnforge: compiling the catalogue program")
     try_compile(compiled
       SOURCES ${sources}
-      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${dir}/include"
+      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${dir}/include;${PROJECT_SOURCE_DIR}/dsl/include"
       LINK_LIBRARIES nlohmann_json::nlohmann_json CLI11::CLI11
       CXX_STANDARD 20
       OUTPUT_VARIABLE log

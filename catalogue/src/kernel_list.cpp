@@ -2,6 +2,7 @@
 #include <attnforge/catalogue/schedule_point.hpp>
 #include <attnforge/catalogue/size_class.hpp>
 #include <attnforge/catalogue/strategies.hpp>
+#include <attnforge/element_types.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -17,10 +18,10 @@ namespace {
 const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
 const std::regex knob_word("[a-z_][a-z0-9_.]*=[A-Za-z0-9_.,-]+");  // dtype=float32,bf16: a list
 
-const char* storage_types[] = {"float32", "bf16", "fp16"};
-
+// A storage type of the element-type table (float32, bf16, fp16).
 bool is_storage_type(const std::string& s) {
-    return std::find(std::begin(storage_types), std::end(storage_types), s) != std::end(storage_types);
+    const dsl::element_type_spec* type = dsl::find_element_type(s);
+    return type && type->storage;
 }
 
 }  // namespace
@@ -78,7 +79,7 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
             storages.clear();
             std::istringstream types(it->substr(6));
             for (std::string t; std::getline(types, t, ',');) {
-                if (!is_storage_type(t)) fail("dtype '" + t + "' is not float32, bf16 or fp16");
+                if (!is_storage_type(t)) fail("dtype '" + t + "' is not " + dsl::storage_type_names());
                 if (std::find(storages.begin(), storages.end(), t) != storages.end())
                     fail("dtype lists '" + t + "' twice");
                 storages.push_back(t);
@@ -96,7 +97,8 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
             const std::size_t eq = it->find('=');
             const std::string input = it->substr(6, eq - 6), type = it->substr(eq + 1);
             if (!std::regex_match(input, identifier)) fail("'" + *it + "' names no input (dtype.<input>=<type>)");
-            if (!is_storage_type(type)) fail("dtype of input '" + input + "': '" + type + "' is not float32, bf16 or fp16");
+            if (!is_storage_type(type))
+                fail("dtype of input '" + input + "': '" + type + "' is not " + dsl::storage_type_names());
             if (!own_types.emplace(input, type).second) fail("dtype of input '" + input + "' given twice");
             it = k.knobs.erase(it);
         }

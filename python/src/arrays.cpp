@@ -17,7 +17,7 @@ namespace {
 using nb::dlpack::dtype_code;
 
 // The element types a caller's array can come in: the kernels' own and the ones converted on the way.
-enum class given_type { float32, float64, float16, bfloat16, boolean, uint8, int32, int64, other };
+enum class given_type { float32, float64, float16, bfloat16, boolean, uint8, int8, int32, int64, other };
 
 given_type classify(nb::dlpack::dtype t) {
     if (t.lanes != 1) return given_type::other;
@@ -28,6 +28,7 @@ given_type classify(nb::dlpack::dtype t) {
     if (code == dtype_code::Bfloat && t.bits == 16) return given_type::bfloat16;
     if (code == dtype_code::Bool && t.bits == 8) return given_type::boolean;
     if (code == dtype_code::UInt && t.bits == 8) return given_type::uint8;
+    if (code == dtype_code::Int && t.bits == 8) return given_type::int8;
     if (code == dtype_code::Int && t.bits == 32) return given_type::int32;
     if (code == dtype_code::Int && t.bits == 64) return given_type::int64;
     return given_type::other;
@@ -57,6 +58,8 @@ given_type given_for(dsl::element_type t) {
         case dsl::element_type::int32: return given_type::int32;
         case dsl::element_type::bfloat16: return given_type::bfloat16;
         case dsl::element_type::float16: return given_type::float16;
+        case dsl::element_type::uint8: return given_type::uint8;
+        case dsl::element_type::int8: return given_type::int8;
         default: return given_type::float32;
     }
 }
@@ -180,6 +183,14 @@ BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& s
             if (given != given_type::boolean && given != given_type::uint8)
                 throw input_error(variant + ": " + what + " must be a bool (or uint8) mask, given " + given_text);
             for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) { out[i] = *p != 0; });
+            break;
+        case dsl::element_type::uint8:
+        case dsl::element_type::int8:
+            // Quantized codes: their own type only (never converted from another), made contiguous.
+            if (given != given_for(expected))
+                throw input_error(variant + ": " + what + " must be " + dsl::element_type_name(expected) + ", given " +
+                                  given_text);
+            for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) { out[i] = *p; });
             break;
         case dsl::element_type::int32:
             if (given != given_type::int32 && given != given_type::int64 && given != given_type::float32 &&

@@ -6,6 +6,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace attnforge::python {
@@ -17,7 +18,11 @@ namespace {
 std::optional<std::pair<dsl::element_type, std::string>> own_types_kernel(
     const std::string& variant, std::string_view result, const std::map<std::string, dsl::element_type>& given,
     std::optional<dsl::element_type> storage) {
-    if (result.empty()) return std::nullopt;
+    // One type for every float input: the kernels of one storage type (no search).
+    if (result.empty() || std::all_of(given.begin(), given.end(), [&](const auto& g) {
+            return g.second == given.begin()->second;
+        }))
+        return std::nullopt;
     for (dsl::element_type s : {dsl::element_type::float32, dsl::element_type::bfloat16, dsl::element_type::float16}) {
         if (storage && *storage != s) continue;
         std::string own;  // by name, as std::map orders them: KernelEntry::input_types' order

@@ -59,9 +59,7 @@ Tensor evaluate(std::string_view variant, const TensorMap& inputs, Engine engine
     if (engine == Engine::kernel) {
         const KernelEntry& k = select_kernel(variant, inputs, options.result, options.dtype);
         const ViewMap views = views_of(inputs);
-        const std::vector<std::int64_t> shape = result_shape(k, views);
-        const dsl::element_type dtype = result_dtype(k);
-        Tensor out = dtype == dsl::element_type::float32 ? Tensor::float32(shape) : Tensor::storage16(dtype, shape);
+        Tensor out = result_tensor(k, views);
         evaluate_into(k, views, output_view_of(out), options);
         return out;
     }

@@ -255,12 +255,17 @@ void install_error_handler() {
     (void)installed;
 }
 
-// run.hpp, last_call_addresses: written by every call on its own thread, read by the same thread.
-thread_local std::map<std::string, const void*> addresses_of_last_call;
+// run.hpp, last_call_addresses: written by every call on its own thread, read by the same thread. Pointers
+// only (the names come from the kernel's signature when asked): a call allocates nothing for it.
+struct LastCall {
+    const KernelEntry* kernel = nullptr;
+    std::vector<const void*> hosts;  // the inputs' in signature order, then the result's
+};
+thread_local LastCall last_call;
 
 // Calls the kernel on inputs already checked by check_inputs and an output of the right shape.
 void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& out, const RunOptions& options) {
-    addresses_of_last_call.clear();
+    last_call.kernel = nullptr;
     if (dsl::element_count(out.shape) == 0) return;  // an empty batch or query sequence: nothing to compute
     // An empty input with a non-empty result is an empty key sequence (every width is fixed): rows
     // with no key to attend to are fully masked. Kernels read their inputs clamped, which needs at least
@@ -282,11 +287,12 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
         const TensorView& t = inputs.find(sig.inputs[i].name)->second;
         buffers[i] = describe(t.data, t.dtype, t.shape, dims[i]);
         args.push_back(&buffers[i]);
-        addresses_of_last_call[sig.inputs[i].name] = buffers[i].host;
     }
     buffers.back() = describe(out.data, out.dtype, out.shape, dims.back());
     args.push_back(&buffers.back());
-    addresses_of_last_call[""] = buffers.back().host;
+    last_call.kernel = &k;
+    last_call.hosts.resize(buffers.size());
+    for (std::size_t i = 0; i < buffers.size(); ++i) last_call.hosts[i] = buffers[i].host;
 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
         int status;
@@ -346,12 +352,16 @@ Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& 
     return run_kernel(select_kernel(variant, inputs, options.result, options.dtype), inputs, options);
 }
 
+Tensor result_tensor(const KernelEntry& k, const ViewMap& inputs) {
+    const std::vector<std::int64_t> shape = result_shape(k, inputs);
+    const dsl::element_type dtype = result_dtype(k);
+    return dtype == dsl::element_type::float32 ? Tensor::float32(shape) : Tensor::storage16(dtype, shape);
+}
+
 Tensor run_kernel(const KernelEntry& k, const TensorMap& inputs, const RunOptions& options) {
     check_held(k, inputs);
     const ViewMap views = views_of(inputs);
-    const std::vector<std::int64_t> shape = result_shape(k, views);
-    const dsl::element_type dtype = result_dtype(k);
-    Tensor out = dtype == dsl::element_type::float32 ? Tensor::float32(shape) : Tensor::storage16(dtype, shape);
+    Tensor out = result_tensor(k, views);
     call_kernel(k, views, output_view_of(out), options);
     return out;
 }
@@ -367,7 +377,12 @@ void run_kernel_into(const KernelEntry& k, const ViewMap& inputs, const OutputVi
 }
 
 std::map<std::string, const void*> last_call_addresses() {
-    return addresses_of_last_call;
+    std::map<std::string, const void*> out;
+    if (!last_call.kernel) return out;
+    const dsl::graph_signature& sig = last_call.kernel->signature();
+    for (std::size_t i = 0; i < sig.inputs.size(); ++i) out.emplace(sig.inputs[i].name, last_call.hosts[i]);
+    out.emplace("", last_call.hosts.back());
+    return out;
 }
 
 void run_kernel_into(const KernelEntry& k, const TensorMap& inputs, Tensor& out, const RunOptions& options) {

@@ -13,7 +13,10 @@ namespace {
 double value_at(dsl::element_type dtype, const void* data, std::size_t i) {
     switch (dtype) {
         case dsl::element_type::boolean:
+        case dsl::element_type::uint8:
             return static_cast<const std::uint8_t*>(data)[i];
+        case dsl::element_type::int8:
+            return static_cast<const std::int8_t*>(data)[i];
         case dsl::element_type::int32:
             return static_cast<const std::int32_t*>(data)[i];
         case dsl::element_type::bfloat16:
@@ -58,6 +61,8 @@ Tensor Tensor::storage16(dsl::element_type dtype, std::vector<std::int64_t> shap
 std::size_t Tensor::held() const {
     switch (dtype) {
         case dsl::element_type::boolean:
+        case dsl::element_type::uint8:
+        case dsl::element_type::int8:
             return u8.size();
         case dsl::element_type::int32:
             return i32.size();
@@ -70,15 +75,7 @@ std::size_t Tensor::held() const {
 }
 
 std::size_t item_bytes(dsl::element_type dtype) {
-    switch (dtype) {
-        case dsl::element_type::boolean:
-            return 1;
-        case dsl::element_type::bfloat16:
-        case dsl::element_type::float16:
-            return 2;
-        default:
-            return 4;
-    }
+    return dsl::spec_of(dtype).bytes;
 }
 
 std::size_t Tensor::item_bytes() const {
@@ -92,6 +89,8 @@ double Tensor::value(std::size_t i) const {
 const void* Tensor::data() const {
     switch (dtype) {
         case dsl::element_type::boolean:
+        case dsl::element_type::uint8:
+        case dsl::element_type::int8:
             return u8.data();
         case dsl::element_type::int32:
             return i32.data();
@@ -126,7 +125,9 @@ Tensor copy_of(const TensorView& v) {
         if (n) std::memcpy(values.data(), v.data, n * sizeof(values[0]));
     };
     switch (v.dtype) {
-        case dsl::element_type::boolean: copy(t.u8); break;
+        case dsl::element_type::boolean:
+        case dsl::element_type::uint8:
+        case dsl::element_type::int8: copy(t.u8); break;
         case dsl::element_type::int32: copy(t.i32); break;
         case dsl::element_type::bfloat16:
         case dsl::element_type::float16: copy(t.u16); break;

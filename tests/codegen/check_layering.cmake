@@ -4,7 +4,8 @@
 #     AlgorithmPlan, never the knobs;
 #   - runtime/ never includes the Halide compiler (Halide.h), only Halide's runtime headers, and only the
 #     engine (engine.*, reference.hpp: the opt-in second engine) includes the float64 interpreter;
-#   - catalogue/ (which kernels) includes neither Halide nor the DSL nor codegen nor runtime;
+#   - catalogue/ (which kernels) includes neither Halide nor the DSL nor codegen nor runtime (the shared
+#     plain headers at the top of attnforge/ — errors.hpp, element_types.hpp — are no layer's);
 #   - dsl/ includes neither Halide nor codegen nor runtime.
 set(failures "")
 function(forbid files pattern why)

@@ -142,10 +142,13 @@ public:
             const auto own = own_types.find(spec.name);
             if (own != own_types.end() && spec.dtype != dsl::element_type::float32)
                 throw std::invalid_argument("attnforge generator: input_types: '" + spec.name + "' is not a float tensor");
-            const Type t = spec.dtype == dsl::element_type::boolean ? UInt(8)
-                           : spec.dtype == dsl::element_type::int32 ? Int(32)
-                           : own != own_types.end()                 ? own->second
-                                                                    : storage_;
+            // A graph's float32 tensor in its own type or the storage type; any other (masks, index inputs) in
+            // its type of the element-type table.
+            const dsl::element_type_spec& table_row = dsl::spec_of(spec.dtype);
+            const Type t = spec.dtype != dsl::element_type::float32
+                               ? Type(static_cast<halide_type_code_t>(table_row.halide_code), table_row.halide_bits, 1)
+                           : own != own_types.end() ? own->second
+                                                    : storage_;
             inputs_.push_back(this->template add_input<Buffer<>>(spec.name, t, static_cast<int>(spec.dims.size())));
         }
         if (block_mask) block_ranges_ = this->template add_input<Buffer<int32_t, 4>>("block_ranges");
@@ -241,11 +244,13 @@ private:
                t.has_feature(Target::AVX512_SapphireRapids);
     }
 
+    // A storage type by its name in the element-type table.
     static Type type_named(const std::string& name) {
-        if (name == "float32") return Float(32);
-        if (name == "bf16") return BFloat(16);
-        if (name == "fp16") return Float(16);
-        throw std::invalid_argument("attnforge generator: element type '" + name + "' is not float32, bf16 or fp16");
+        const dsl::element_type_spec* s = dsl::find_element_type(name);
+        if (!s || !s->storage)
+            throw std::invalid_argument("attnforge generator: element type '" + name + "' is not " +
+                                        dsl::storage_type_names());
+        return Type(static_cast<halide_type_code_t>(s->halide_code), s->halide_bits, 1);
     }
 
     // input_types "k:bf16,v:bf16", each name an input of the variant.

@@ -25,11 +25,8 @@ inline halide_buffer_t describe(const void* data, dsl::element_type dtype, const
     }
     halide_buffer_t b{};
     b.host = static_cast<std::uint8_t*>(const_cast<void*>(data));
-    b.type = dtype == dsl::element_type::boolean    ? halide_type_t(halide_type_uint, 8)
-             : dtype == dsl::element_type::int32    ? halide_type_t(halide_type_int, 32)
-             : dtype == dsl::element_type::bfloat16 ? halide_type_t(halide_type_bfloat, 16)
-             : dtype == dsl::element_type::float16  ? halide_type_t(halide_type_float, 16)
-                                                    : halide_type_t(halide_type_float, 32);
+    const dsl::element_type_spec& type = dsl::spec_of(dtype);  // the element-type table's Halide type
+    b.type = halide_type_t(static_cast<halide_type_code_t>(type.halide_code), static_cast<uint8_t>(type.halide_bits));
     b.dimensions = static_cast<std::int32_t>(dims.size());
     b.dim = dims.data();
     return b;

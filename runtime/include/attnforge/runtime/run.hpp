@@ -78,6 +78,8 @@ std::vector<std::int64_t> result_shape(const KernelEntry& kernel, const ViewMap&
 
 // The element type of what a kernel writes: its storage type (float32 for a log-sum-exp).
 dsl::element_type result_dtype(const KernelEntry& kernel);
+// A tensor of zeros of the shape and element type `kernel` writes for these inputs (after checking them).
+Tensor result_tensor(const KernelEntry& kernel, const ViewMap& inputs);
 
 Tensor run(std::string_view variant, const TensorMap& inputs, const RunOptions& options = {});
 // Runs one particular kernel (its size class is not consulted).

@@ -46,16 +46,15 @@ inline float round_to_storage(float x, dsl::element_type storage) {
 }
 
 inline bool is_storage_type(dsl::element_type t) {
-    return t == dsl::element_type::float32 || t == dsl::element_type::bfloat16 || t == dsl::element_type::float16;
+    return dsl::spec_of(t).storage;
 }
 
-// "float32", "bf16" or "fp16" (what kernel lists, --dtype and the registry say); anything else is an
-// input_error naming the three.
+// A storage type by its name in the element-type table ("float32", "bf16", "fp16": what kernel lists, --dtype
+// and the registry say); anything else is an input_error naming them.
 inline dsl::element_type storage_type_named(std::string_view name) {
-    if (name == "float32") return dsl::element_type::float32;
-    if (name == "bf16") return dsl::element_type::bfloat16;
-    if (name == "fp16") return dsl::element_type::float16;
-    throw input_error("a storage type (--dtype) is float32, bf16 or fp16, given '" + std::string(name) + "'");
+    if (const dsl::element_type_spec* s = dsl::find_element_type(name); s && s->storage) return s->type;
+    throw input_error("a storage type (--dtype) is " + dsl::storage_type_names() + ", given '" + std::string(name) +
+                      "'");
 }
 
 // The type `input` has in a kernel's input types ("k=bf16 v=bf16", KernelEntry::input_types), if listed.

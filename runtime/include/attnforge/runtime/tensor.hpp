@@ -16,7 +16,7 @@ struct Tensor {
     std::vector<std::int64_t> shape;
     dsl::element_type dtype = dsl::element_type::float32;
     std::vector<float> f32;        // the values, when dtype is float32
-    std::vector<std::uint8_t> u8;   // the values (0 or 1), when dtype is boolean
+    std::vector<std::uint8_t> u8;   // the values' bytes, when dtype is boolean (0 or 1), uint8 or int8
     std::vector<std::int32_t> i32;  // the values, when dtype is int32
     std::vector<std::uint16_t> u16;  // the values' bits, when dtype is bfloat16 or float16 (storage_types.hpp)
 

@@ -2,6 +2,7 @@
 // for error messages that name the input and both shapes, and for `attnforge list`.
 #pragma once
 
+#include <attnforge/element_types.hpp>
 #include <attnforge/dsl/graph.hpp>
 #include <attnforge/dsl/passes/collect_inputs.hpp>
 #include <attnforge/dsl/passes/find_softmax.hpp>
@@ -34,24 +35,7 @@ struct dim_spec {
     }
 };
 
-// A graph's tensors are float32, boolean (masks) or int32 (index inputs). bfloat16 and float16 are
-// storage types of a generated kernel (docs/contract.md §1): its float32 tensors stored in them.
-enum class element_type { float32, boolean, int32, bfloat16, float16 };
-
-inline const char* element_type_name(element_type t) {
-    switch (t) {
-        case element_type::boolean:
-            return "bool";
-        case element_type::int32:
-            return "int32";
-        case element_type::bfloat16:
-            return "bf16";
-        case element_type::float16:
-            return "fp16";
-        default:
-            return "float32";
-    }
-}
+// A tensor's element type: the element-type table (attnforge/element_types.hpp).
 
 struct tensor_spec {
     std::string name;
