@@ -8,26 +8,6 @@
 
 namespace attnforge::runtime {
 
-namespace {
-
-double value_at(dsl::element_type dtype, const void* data, std::size_t i) {
-    switch (dtype) {
-        case dsl::element_type::boolean:
-        case dsl::element_type::uint8:
-            return static_cast<const std::uint8_t*>(data)[i];
-        case dsl::element_type::int8:
-            return static_cast<const std::int8_t*>(data)[i];
-        case dsl::element_type::int32:
-            return static_cast<const std::int32_t*>(data)[i];
-        case dsl::element_type::bfloat16:
-            return float_from_bf16(static_cast<const std::uint16_t*>(data)[i]);
-        case dsl::element_type::float16:
-            return float_from_fp16(static_cast<const std::uint16_t*>(data)[i]);
-        default:
-            return static_cast<const float*>(data)[i];
-    }
-}
-}  // namespace
 
 Tensor Tensor::float32(std::vector<std::int64_t> shape, std::vector<float> values) {
     Tensor t{std::move(shape), dsl::element_type::float32, std::move(values), {}, {}, {}};
@@ -72,10 +52,6 @@ std::size_t Tensor::held() const {
         default:
             return f32.size();
     }
-}
-
-std::size_t item_bytes(dsl::element_type dtype) {
-    return dsl::spec_of(dtype).bytes;
 }
 
 std::size_t Tensor::item_bytes() const {
@@ -166,18 +142,6 @@ Tensor to_float32(const Tensor& t) {
 
 std::int64_t Tensor::element_count() const {
     return dsl::element_count(shape);
-}
-
-std::int64_t TensorView::element_count() const {
-    return dsl::element_count(shape);
-}
-
-std::size_t TensorView::item_bytes() const {
-    return runtime::item_bytes(dtype);
-}
-
-double TensorView::value(std::size_t i) const {
-    return value_at(dtype, data, i);
 }
 
 TensorView view_of(const Tensor& t) {

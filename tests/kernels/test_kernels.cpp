@@ -166,7 +166,7 @@ std::vector<Case> token_cases() {
 
 // Decoding over a cache of Lmax slots: Lq = 1 and 4 (and 7 > some lengths), the first entry's cache
 // full, the second's empty (zero rows), the others random lengths (testing/synthetic_inputs.hpp); caches
-// of up to 1000 slots (one split of keys) and of 20000 (several).
+// of up to 1000 slots (one split of keys) and of 9000 (several).
 std::vector<Case> decode_cases(bool static_heads) {
     auto s = [&](std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lmax) {
         return Sizes{B, static_heads ? 0 : H, {{"q", Lq}, {"kv", Lmax}}};
@@ -179,11 +179,12 @@ std::vector<Case> decode_cases(bool static_heads) {
             {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
             {s(3, 2, 4, 300), large_logits(75, 13), "B3 Lq4 Lmax300 q,k,v ±75", 1e3},
             {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3},
-            // Caches longer than a split of keys (split_keys 2048, and 8192 past Lk = 16384): several splits per
-            // row, each with its own maximum, merged by their log-sum-exp (lower/decode.hpp). The first entry's
-            // 20000 keys take 10 and 3 splits, the third entry's random length its own count.
-            {s(3, 2, 4, 20000), {1.0, false, 23}, "B3 Lq4 Lmax20000 (several key splits)"},
-            {s(3, 1, 1, 20000), large_logits(75, 29), "B3 Lq1 Lmax20000 (several key splits) q,k,v ±75", 1e3}};
+            // Caches longer than a split of keys (split_keys 2048, and 8192 for the long-cache classes; every
+            // kernel runs every case): several splits per row, each with its own maximum, merged by their
+            // log-sum-exp (lower/decode.hpp). The first entry's 9000 keys take 5 and 2 splits, the third entry's
+            // random length its own count.
+            {s(3, 2, 4, 9000), {1.0, false, 23}, "B3 Lq4 Lmax9000 (several key splits)"},
+            {s(3, 1, 1, 9000), large_logits(75, 29), "B3 Lq1 Lmax9000 (several key splits) q,k,v ±75", 1e3}};
 }
 
 // Queries from x (Lq), keys and values from memory (Lk).

@@ -37,6 +37,11 @@ struct Tensor {
 
 using TensorMap = std::map<std::string, Tensor, std::less<>>;
 
+// Views of a tensor's values (no copy): what the run API calls kernels on.
+TensorView view_of(const Tensor& t);
+ViewMap views_of(const TensorMap& tensors);
+OutputView output_view_of(Tensor& t);
+
 // A float32 tensor in a storage type (float32, bf16, fp16), rounded to nearest even; other tensors
 // (masks, index inputs) and tensors already in it unchanged. A bf16 or fp16 tensor given for another
 // storage type is an input_error.

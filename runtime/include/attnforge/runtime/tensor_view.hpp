@@ -13,8 +13,6 @@
 
 namespace attnforge::runtime {
 
-struct Tensor;
-
 struct TensorView {
     std::vector<std::int64_t> shape;
     dsl::element_type dtype = dsl::element_type::float32;
@@ -36,9 +34,7 @@ struct OutputView {
 using ViewMap = std::map<std::string, TensorView, std::less<>>;
 
 std::size_t item_bytes(dsl::element_type dtype);
-
-TensorView view_of(const Tensor& t);
-ViewMap views_of(const std::map<std::string, Tensor, std::less<>>& tensors);
-OutputView output_view_of(Tensor& t);
+// Value i of `dtype` at `data`, as a double (bf16/fp16 decoded).
+double value_at(dsl::element_type dtype, const void* data, std::size_t i);
 
 }  // namespace attnforge::runtime
