@@ -14,20 +14,20 @@ namespace attnforge::python {
 namespace {
 
 // The storage type and input types of a kernel of `result` that takes the float inputs in the types given
-// (`given`: each float input's type), if the build has one; none where they are all of one type.
+// (`arrays`, with `types[i]` the type of arrays[i]'s float input, or none), if the build has one. Called only
+// where the float inputs come in several types: a call with one type allocates nothing here.
 std::optional<std::pair<dsl::element_type, std::string>> own_types_kernel(
-    const std::string& variant, std::string_view result, const std::map<std::string, dsl::element_type>& given,
-    std::optional<dsl::element_type> storage) {
-    // One type for every float input: the kernels of one storage type (no search).
-    if (result.empty() || std::all_of(given.begin(), given.end(), [&](const auto& g) {
-            return g.second == given.begin()->second;
-        }))
-        return std::nullopt;
+    const std::string& variant, std::string_view result,
+    const std::vector<std::pair<const dsl::tensor_spec*, nb::ndarray<nb::ro>>>& arrays,
+    const std::vector<std::optional<dsl::element_type>>& types, std::optional<dsl::element_type> storage) {
+    std::map<std::string_view, dsl::element_type> given;  // by name: KernelEntry::input_types' order
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+        if (types[i]) given.emplace(arrays[i].first->name, *types[i]);
     for (dsl::element_type s : {dsl::element_type::float32, dsl::element_type::bfloat16, dsl::element_type::float16}) {
         if (storage && *storage != s) continue;
-        std::string own;  // by name, as std::map orders them: KernelEntry::input_types' order
+        std::string own;
         for (const auto& [name, t] : given)
-            if (t != s) own += (own.empty() ? "" : " ") + name + "=" + dsl::element_type_name(t);
+            if (t != s) own += (own.empty() ? "" : " ") + std::string(name) + "=" + dsl::element_type_name(t);
         if (!own.empty() && !runtime::kernels_for(variant, result, dsl::element_type_name(s), own).empty())
             return std::pair{s, own};
     }
@@ -42,7 +42,9 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
     std::vector<std::pair<const dsl::tensor_spec*, nb::ndarray<nb::ro>>> arrays;
     std::string implied_by;
     dsl::element_type implied = dsl::element_type::float32;
-    std::map<std::string, dsl::element_type> float_types;  // each float input's type as given
+    std::vector<std::optional<dsl::element_type>> float_types;  // each float input's type as given, per array
+    bool several_types = false;
+    float_types.reserve(given.size());
     std::optional<std::string> disagreement;
     for (const auto& [key, value] : given) {
         const std::string name = nb::cast<std::string>(key);
@@ -57,7 +59,9 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
         arrays.emplace_back(spec, import_array(variant, *spec, value));
         const dsl::element_type t = spec->dtype == dsl::element_type::float32 ? storage_implied_by(arrays.back().second)
                                                                                : dsl::element_type::float32;
-        if (spec->dtype == dsl::element_type::float32) float_types.emplace(name, t);
+        float_types.push_back(spec->dtype == dsl::element_type::float32 ? std::optional(t) : std::nullopt);
+        for (const auto& other : float_types)
+            several_types = several_types || (other && float_types.back() && *other != *float_types.back());
         if (t == dsl::element_type::float32 || storage) continue;
         if (!implied_by.empty() && t != implied && !disagreement)
             disagreement = signature.name + ": inputs '" + implied_by + "' and '" + name +
@@ -66,7 +70,9 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
         implied = t;
         implied_by = name;
     }
-    const auto own = own_types_kernel(variant, result, float_types, storage);
+    const auto own = several_types && !result.empty()
+                         ? own_types_kernel(variant, result, arrays, float_types, storage)
+                         : std::nullopt;
     if (disagreement && !own) throw input_error(*disagreement);
     in.storage = own ? own->first : storage.value_or(implied);
     if (own) in.input_types = own->second;
