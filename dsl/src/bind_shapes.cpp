@@ -2,6 +2,7 @@
 #include <attnforge/errors.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -137,6 +138,13 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
     }
     if (sizes.batch < 0) sizes.batch = 1;
     return sizes;
+}
+
+std::int32_t index_value(double v, const std::string& what, std::size_t at) {
+    if (!(v == std::floor(v) && std::abs(v) <= 2147483647.0))
+        throw input_error(what + " is an int32 index input, but holds " + std::to_string(v) + " at index " +
+                          std::to_string(at));
+    return static_cast<std::int32_t>(v);
 }
 
 void check_input_values(const graph_signature& sig, const tensor_spec& spec, const RuntimeSizes& sizes,

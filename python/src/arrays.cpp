@@ -1,5 +1,6 @@
 #include "arrays.hpp"
 
+#include <attnforge/dsl/passes/bind_shapes.hpp>
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/storage_types.hpp>
 
@@ -198,11 +199,7 @@ BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& s
                 throw input_error(variant + ": " + what + " must be int32 (or int64, or float holding whole " +
                                   "numbers), given " + given_text);
             for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) {
-                const double v = read_value(p, given);
-                if (!(v == std::floor(v) && std::abs(v) <= 2147483647.0))
-                    throw input_error(variant + ": " + what + " is an int32 index input, but holds " +
-                                      std::to_string(v) + " at index " + std::to_string(i));
-                const auto x = static_cast<std::int32_t>(v);
+                const std::int32_t x = dsl::index_value(read_value(p, given), variant + ": " + what, i);
                 std::memcpy(out + 4 * i, &x, 4);
             });
             break;

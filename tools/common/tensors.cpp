@@ -54,13 +54,8 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
                               "numbers), given " + dtype_text(a.dtype));
         }();
         runtime::Tensor t = runtime::Tensor::int32(a.shape);
-        for (std::size_t i = 0; i < n; ++i) {
-            const double v = values.data[i];
-            if (!(v == std::floor(v) && std::abs(v) <= 2147483647.0))
-                throw input_error("input '" + name + "' (" + path + ") is an int32 index input, but holds " +
-                                  std::to_string(v) + " at index " + std::to_string(i));
-            t.i32[i] = static_cast<std::int32_t>(v);
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            t.i32[i] = dsl::index_value(values.data[i], "input '" + name + "' (" + path + ")", i);
         return t;
     }
     if (a.dtype == io::npy_dtype::float32) {

@@ -13,12 +13,8 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
     for (const auto& spec : sig.inputs) {
         Tensor stored = given.find(spec.name)->second;
         if (spec.dtype == dsl::element_type::int32)
-            for (std::size_t i = 0; i < stored.data.size(); ++i) {
-                const double v = stored.data[i];
-                if (!(v == std::floor(v) && std::abs(v) <= 2147483647.0))
-                    throw input_error(sig.name + ": input '" + spec.name + "' is an int32 index input, but holds " +
-                                      std::to_string(v) + " at index " + std::to_string(i));
-            }
+            for (std::size_t i = 0; i < stored.data.size(); ++i)
+                dsl::index_value(stored.data[i], sig.name + ": input '" + spec.name + "'", i);
         dsl::check_input_values(sig, spec, bound.sizes, static_cast<std::int64_t>(stored.data.size()),
                                 [&](std::int64_t i) { return stored.data[static_cast<std::size_t>(i)]; });
         // Unbatched activations run as B = 1; weights and vectors keep their shape.

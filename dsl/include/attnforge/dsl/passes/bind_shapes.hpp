@@ -38,6 +38,11 @@ RuntimeSizes check_shapes(const graph_signature& signature, const ShapeMap& give
 void check_input_values(const graph_signature& signature, const tensor_spec& spec, const RuntimeSizes& sizes,
                         std::int64_t count, const std::function<double(std::int64_t)>& value);
 
+// docs/contract.md §4: a value given for an int32 index input (document ids, lengths, positions) must be a whole
+// number within int32; else an input_error "<what> is an int32 index input, but holds <v> at index <at>". The
+// one rule the CLI (.npy files), the Python module and the interpreter's binding apply.
+std::int32_t index_value(double v, const std::string& what, std::size_t at);
+
 // Inputs without a batch axis whose shape has a sequence axis (activations) run as B = 1.
 bool is_batched(const tensor_spec& spec);
 bool has_sequence_axis(const tensor_spec& spec);
