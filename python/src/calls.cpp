@@ -23,8 +23,9 @@ std::optional<std::pair<dsl::element_type, std::string>> own_types_kernel(
     std::map<std::string_view, dsl::element_type> given;  // by name: KernelEntry::input_types' order
     for (std::size_t i = 0; i < arrays.size(); ++i)
         if (types[i]) given.emplace(arrays[i].first->name, *types[i]);
-    for (dsl::element_type s : {dsl::element_type::float32, dsl::element_type::bfloat16, dsl::element_type::float16}) {
-        if (storage && *storage != s) continue;
+    for (const dsl::element_type_spec& row : dsl::element_types) {
+        const dsl::element_type s = row.type;
+        if (!row.storage || (storage && *storage != s)) continue;
         std::string own;
         for (const auto& [name, t] : given)
             if (t != s) own += (own.empty() ? "" : " ") + std::string(name) + "=" + dsl::element_type_name(t);

@@ -220,13 +220,9 @@ const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs
     // check below says which input is not of the storage type).
     const std::string own = input_types_of(first.signature(), inputs, dtype);
     const auto mixed = own.empty() ? std::vector<const KernelEntry*>{} : kernels_for(variant, result, dtype, own);
-    if (mixed.empty()) return select_kernel(variant, check_inputs(first, first.signature(), inputs), result, dtype);
-    const dsl::RuntimeSizes sizes = check_inputs(*mixed.front(), first.signature(), inputs);
-    for (const KernelEntry* k : mixed)
-        if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
-                                        attention_length(*k, sizes, false)))
-            return *k;
-    return *mixed.back();
+    const KernelEntry& checked_by = mixed.empty() ? first : *mixed.front();
+    return select_kernel(variant, check_inputs(checked_by, first.signature(), inputs), result, dtype,
+                         mixed.empty() ? "" : own);
 }
 
 const KernelEntry& select_kernel(std::string_view variant, const TensorMap& inputs, std::string_view result,
