@@ -5,6 +5,7 @@
 #include <attnforge/catalogue/catalogue.hpp>
 #include <attnforge/catalogue/emit.hpp>
 #include <attnforge/catalogue/size_class.hpp>
+#include <attnforge/catalogue/strategies.hpp>
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
@@ -155,6 +156,40 @@ BOOST_AUTO_TEST_CASE(a_storage_type_names_its_kernel_and_has_its_own_rule) {
     BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 9000, 0, "bf16") == nullptr);
     BOOST_TEST(error_of("sdpa output streaming any dtype=int8\n").find("dtype 'int8' is not float32, bf16 or fp16") !=
                std::string::npos);
+}
+
+// dtype=float32,bf16 makes one kernel per type, in that order; dtype.<input>=<type> gives an input a type of its
+// own: it names the kernel, goes to the generator as input_types, and the rule is per (storage, input types).
+BOOST_AUTO_TEST_CASE(a_line_lists_storage_types_and_inputs_of_their_own_type) {
+    const auto lines = parse(
+        "sdpa output materialized Lk<=8192 dtype=float32,bf16,fp16\n"
+        "decode output decode Lq<=16 k_block=2048 dtype.v=bf16 dtype.k=bf16\n");
+    BOOST_TEST(lines.size() == 4u);
+    BOOST_TEST(lines[0].storage == "float32");
+    BOOST_TEST(lines[1].storage == "bf16");
+    BOOST_TEST(lines[2].storage == "fp16");
+    BOOST_TEST(lines[1].where == "test.list:1");
+    BOOST_TEST(lines[3].input_types == "k=bf16 v=bf16");  // sorted by name
+    BOOST_TEST(lines[3].knob_text() == "k_block=2048");
+    BOOST_TEST(cat::kernel_name(lines[3]) == "decode__k_bf16_v_bf16__decode__Lq_16");
+    BOOST_TEST(cat::rule_choice(lines, "decode", "output", 64, 1) == nullptr);
+    BOOST_TEST(cat::rule_choice(lines, "decode", "output", 64, 1, "float32", "k=bf16 v=bf16") == &lines[3]);
+    BOOST_TEST(error_of("sdpa output streaming any dtype=bf16,bf16\n").find("lists 'bf16' twice") != std::string::npos);
+    BOOST_TEST(error_of("sdpa output streaming any dtype.k=int32\n").find("dtype of input 'k'") != std::string::npos);
+    BOOST_TEST(error_of("sdpa output streaming any dtype.k=bf16 dtype.k=fp16\n").find("given twice") !=
+               std::string::npos);
+}
+
+// What a strategy can make is the strategy table's: a streaming line for attention weights, or block_mask=1
+// on a strategy that takes no live key blocks, is refused with the line.
+BOOST_AUTO_TEST_CASE(a_line_asks_only_what_its_strategy_makes) {
+    BOOST_TEST(error_of("sdpa attention_weights streaming any\n").find("streaming strategy makes no attention_weights") !=
+               std::string::npos);
+    BOOST_TEST(error_of("sdpa output materialized any block_mask=1\n").find("block_mask=1 needs a strategy") !=
+               std::string::npos);
+    BOOST_TEST(error_of("sdpa output decode Lq<=16\n").empty());
+    BOOST_TEST(cat::strategy_names() == "materialized, streaming, decode or unscheduled");
+    BOOST_TEST(cat::general_strategies("attention_weights") == std::vector<std::string>{"materialized"});
 }
 
 BOOST_AUTO_TEST_CASE(the_kernel_lists_rule_gives_the_default) {
