@@ -26,6 +26,38 @@ static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
                                 "split_heads(linear(x, wk), H=2))), split_heads(linear(x, wv), H=2))), wo)"));
 
+// Where an attention reads K and V (kv_source.hpp): dense rows of the K and V nodes; a cache's lengths say
+// which rows hold keys, for keys and values alike.
+constexpr auto sdpa_pattern = dsl::match_attention(v::sdpa.output);
+constexpr auto decode_pattern = dsl::match_attention(v::decode.output);
+using SdpaKeys = decltype(sdpa_pattern.key_source());
+using DecodeValues = decltype(decode_pattern.value_source());
+static_assert(std::is_same_v<SdpaKeys, dsl::kv_source<dsl::dense_rows<std::decay_t<decltype(v::sdpa_k)>>, dsl::every_row>>);
+static_assert(!SdpaKeys::cached && DecodeValues::cached);
+static_assert(std::is_same_v<DecodeValues, dsl::kv_source<dsl::dense_rows<std::decay_t<decltype(v::sdpa_v)>>, std::decay_t<decltype(v::kv_length)>>>);
+static_assert(std::is_same_v<decltype(dsl::match_attention(v::gqa.output.x.x).key_source().rows.node),
+                             decltype(dsl::match_attention(v::gqa.output.x.x).score.k)>);
+static_assert(std::is_same_v<SdpaKeys::kind, decltype(v::sdpa_k)::kind>);
+
+// A rows type of its own, declared beside its node, is picked without touching kv_source.hpp.
+namespace custom {
+struct pages_node {
+    using kind = decltype(v::sdpa_k)::kind;
+};
+struct paged_rows {
+    using tag = dsl::kv_rows_tag;
+    using kind = pages_node::kind;
+    pages_node node;
+};
+constexpr paged_rows rows_of(const pages_node& n) { return {n}; }
+}  // namespace custom
+static_assert(std::is_same_v<decltype(dsl::kv_source_of(custom::pages_node{}, dsl::every_row{})),
+                             dsl::kv_source<custom::paged_rows, dsl::every_row>>);
+
+BOOST_AUTO_TEST_CASE(a_cache_source_reads_the_lengths_input) {
+    BOOST_TEST(std::string(decltype(decode_pattern.key_source().valid)::label.view()) == "kv_length");
+}
+
 BOOST_AUTO_TEST_CASE(inputs_are_collected_once_in_order_of_first_use) {
     auto names = [](const auto& g) {
         std::vector<std::string> out;

@@ -13,12 +13,14 @@
 //               (sequence_values<"ids", Seq>()  batch_values<"n">()  weight<...>() are what they read)
 //   composites  attention(q, k, v, masks...)  multi_head_attention<Hq, Hkv>(xq, xkv, wq, wk, wv, wo, masks...)
 //   graphs      make_graph<"name">(output)  collect_inputs(g)  signature(g)  match_attention(softmax or weighted_sum)
+//               pattern.key_source(), value_source(): where K and V come from (kv_source.hpp)
 //   built-ins   variants::sdpa, variants::mha, ...  builtin_variants (one hana::tuple of all)
 #pragma once
 
 #include <attnforge/dsl/attention.hpp>
 #include <attnforge/dsl/expr.hpp>
 #include <attnforge/dsl/graph.hpp>
+#include <attnforge/dsl/kv_source.hpp>
 #include <attnforge/dsl/nodes/add.hpp>
 #include <attnforge/dsl/nodes/heads.hpp>
 #include <attnforge/dsl/nodes/input.hpp>

@@ -39,6 +39,20 @@ struct Lowered {
     Halide::Parameter parameter;
 };
 
+// Keys or values as the attention core reads them (lower/kv_source.hpp lowers a dsl::kv_source into it):
+// the one accessor of K and V. Indices as everywhere here, (e, key, head, batch).
+struct KeyValueSource {
+    using Read = std::function<Halide::Expr(const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
+                                            const Halide::Expr& b)>;
+    Read element;  // float32: what every product reads, except the 16-bit dot products below
+    Read stored;   // bf16 as stored, for products over bf16 pairs (lower/bf16_pairs.hpp); empty: not stored so
+    std::vector<Halide::Expr> extents;  // (E, Lk, Hkv, B)
+    bool dense_rows = false;            // each (key, head) row is a dense row of its own in memory
+    Halide::Parameter row_buffer;       // the buffer those rows are, for a prefetch (undefined: none)
+    // The keys below valid_keys(b) of batch entry b hold keys (a cache); empty: all Lk.
+    std::function<Halide::Expr(const Halide::Expr& b)> valid_keys;
+};
+
 // Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch
 // entry b at position q + offset(b), offset(b) = lengths(b) − Lq, and only keys below lengths(b) take
 // part. lengths reads the input buffer itself, so that conditions on it become loop bounds. Without a

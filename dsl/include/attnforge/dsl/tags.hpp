@@ -24,6 +24,10 @@ struct positional_encoding_tag {};
 struct rope_tag {};
 struct error_tag {};  // what a factory returns after a failed shape rule (diagnostics.hpp)
 
+// Where an attention reads K and V from (kv_source.hpp)
+struct kv_rows_tag {};    // how the rows of a K or V tensor are stored
+struct kv_source_tag {};  // rows, and which of them hold keys
+
 // Mask specifications (mask(s, spec))
 struct causal_spec_tag {};          // query i sees keys j <= i
 struct key_padding_spec_tag {};     // a (B, Lk) bool input, true = padded

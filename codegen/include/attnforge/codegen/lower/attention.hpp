@@ -1,6 +1,7 @@
 // The attention pattern, lowered whole: weighted_sum(softmax(layers(score(q, k))), v), or a softmax
-// alone whose probabilities are the result (dsl::match_attention). In order: V, the score product
-// (lower/score.hpp), its layers (lower/masks.hpp), then the core of the plan's strategy
+// alone whose probabilities are the result (dsl::match_attention). In order: V's source, the score product
+// over K's source (lower/score.hpp, lower/kv_source.hpp), its layers (lower/masks.hpp), then the core of the
+// plan's strategy
 // (lower/materialized.hpp or lower/streaming.hpp), recorded as a role for the schedule. Everything one
 // pattern needs is passed along explicitly; nothing is left on the context between two patterns.
 #pragma once
@@ -8,6 +9,7 @@
 #include <attnforge/codegen/lower/block_ranges.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/decode.hpp>
+#include <attnforge/codegen/lower/kv_source.hpp>
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/materialized.hpp>
 #include <attnforge/codegen/lower/node.hpp>
@@ -39,10 +41,10 @@ struct is_modify_layer<dsl::modify_layer<Expr>> : std::true_type {};
 template <class Score, class Layers, class Values, dsl::fixed_string Label>
 Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Label>& p, LoweringContext& ctx) {
     using Pattern = dsl::attention_pattern<Score, Layers, Values, Label>;
-    Lowered v;
+    KeyValueSource v;
     std::string weighted_name;
     if constexpr (Pattern::has_values) {
-        v = node(p.values, ctx);
+        v = source(p.value_source(), ctx);
         weighted_name = ctx.name("weighted_sum");
     }
     // The band in positions. The materialized core skips key panels by query index, so it keeps every
@@ -55,10 +57,12 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
     const dsl::key_band skipped = materialized && materialized->skip_band_panels ? usable : dsl::key_band{};
 
     detail::CoreInputs in;
-    std::tie(in.dot, in.scores) = detail::lower_score_product(p.score, {Pattern::masks_only, skipped}, ctx);
-    if constexpr (Pattern::has_cache) {
-        const Lowered lengths = node(p.cache_lengths(), ctx);
-        in.positions.lengths = [buffer = lengths.buffer](const Halide::Expr& b) { return buffer({b}); };
+    const LoweredScores lowered =
+        detail::lower_score_product(p.score, p.key_source(), {Pattern::masks_only, skipped}, ctx);
+    in.dot = lowered.product;
+    in.scores = lowered.scores;
+    if (lowered.keys.valid_keys) {  // a cache: the queries sit at its end
+        in.positions.lengths = lowered.keys.valid_keys;
         in.positions.query_count = in.scores.extents[1];
     }
     boost::hana::for_each(p.layers, [&](const auto& layer) {
@@ -89,14 +93,14 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         constexpr int E = V::kind::head_width;
         Halide::Var e("e"), q("q"), h("h"), b("b");
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)
-        values(e, q, h, b) = v.func(detail::value_column(e, E), q, h, b);
+        values(e, q, h, b) = v.element(detail::value_column(e, E), q, h, b);
         Halide::Func output;
         // P·V over pairs of keys reads V as stored where it is the kernel's own input: bf16 (bf16_products: a
         // bf16 kernel, whose float inputs are all stored in bf16), with no conversion to float32 and back.
         Halide::Func stored_values;
         if (ctx.tiles().bf16_products && v.stored) {
             stored_values = Halide::Func(weighted_name + "_stored_values");
-            stored_values(e, q, h, b) = v.stored({detail::value_column(e, E), q, h, b});
+            stored_values(e, q, h, b) = v.stored(detail::value_column(e, E), q, h, b);
         }
         if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
             DecodeCore core = detail::decode_attention(in, values, stored_values, E, group, *decode, weighted_name);

@@ -16,11 +16,11 @@
 
 namespace attnforge::codegen::detail {
 
-// What both forms are given: Q and K as lowered, Q clamped to its rows and K to its keys (every read of
+// What both forms are given: Q as lowered and K's source, Q clamped to its rows and K to its keys (every read of
 // the product may be rounded up to whole tiles by the schedule).
 struct DecodeOperands {
     const Lowered& q;
-    const Lowered& k;
+    const KeyValueSource& k;
     Halide::Expr query, key;  // clamp(q, 0, Lq − 1), clamp(k, 0, Lk − 1)
     bool stored_pairs;        // Q and K are the kernel's own bf16 inputs: products over pairs as stored
     int head_width, group;
@@ -53,12 +53,12 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
         Halide::RDom r(0, 2, 0, E / columns_per_step, "r");
         const Halide::Expr index = r.y * step_accumulators + c;
         per_lane(x, g, c, kv, qi, hk, b) +=
-            pair_product(queries(r.x, x, g, index, qi, hk, b), in.k.stored({2 * (index * chunk + x) + r.x, in.key, hk, b}));
+            pair_product(queries(r.x, x, g, index, qi, hk, b), in.k.stored(2 * (index * chunk + x) + r.x, in.key, hk, b));
     } else {
         queries(x, g, idx, qi, hk, b) = in.q.func(idx * chunk + x, in.query, hk * group + g, b);
         Halide::RDom r(0, E / columns_per_step, "r");
         const Halide::Expr index = r * step_accumulators + c;
-        per_lane(x, g, c, kv, qi, hk, b) += queries(x, g, index, qi, hk, b) * in.k.func(index * chunk + x, in.key, hk, b);
+        per_lane(x, g, c, kv, qi, hk, b) += queries(x, g, index, qi, hk, b) * in.k.element(index * chunk + x, in.key, hk, b);
     }
     // A key's four accumulators added (vectors of the (x, g) lanes), then four keys' chunk lanes summed into
     // one vector of (key, head) lanes: per four keys a few shuffles and adds, where a sum written per key and
@@ -82,7 +82,7 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
     d.query_rows = plan.query_rows;
     d.keys_per_step = keys;
     d.bf16_pairs = in.stored_pairs;
-    d.key_buffer = in.k.parameter;
+    d.key_buffer = in.k.row_buffer;
     return product;
 }
 
@@ -103,11 +103,11 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         Halide::RDom eo(0, 2, 0, E / (2 * lanes), "eo");
         const Halide::Expr column = 2 * (eo.y * lanes + u) + eo.x;
         per_lane(u, kv, qi, h, b) += pair_product(in.q.stored({column, in.query, h, b}),
-                                                  in.k.stored({column, in.key, h / group, b}));
+                                                  in.k.stored(column, in.key, h / group, b));
     } else {
         Halide::RDom eo(0, E / lanes, "eo");
         const Halide::Expr column = eo * lanes + u;
-        per_lane(u, kv, qi, h, b) += in.q.func(column, in.query, h, b) * in.k.func(column, in.key, h / group, b);
+        per_lane(u, kv, qi, h, b) += in.q.func(column, in.query, h, b) * in.k.element(column, in.key, h / group, b);
     }
     // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
     // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
@@ -132,7 +132,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
 }
 
 // The product in the form the group and head width allow.
-inline ScoreProduct decode_score_product(const Lowered& q, const Lowered& k, int head_width, int group, float scale,
+inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width, int group, float scale,
                                          const DecodePlan& plan, const std::string& name) {
     const int lanes = plan.lanes, E = head_width;
     if (E % lanes != 0)

@@ -46,6 +46,12 @@ struct Lower {
     requires(dsl::is_a<Node, dsl::score_tag> || dsl::is_a<Node, dsl::mask_tag> ||
              dsl::is_a<Node, dsl::modify_tag>) static Lowered impl(const Node&, LoweringContext&);
 
+    // Where an attention reads K and V (lower/kv_source.hpp): a source, and one overload per rows type.
+    template <class Rows, class Valid>
+    static KeyValueSource source(const dsl::kv_source<Rows, Valid>&, LoweringContext&);
+    template <class Node>
+    static KeyValueSource rows(const dsl::dense_rows<Node>&, LoweringContext&);
+
     // The attention pattern, whole (lower/attention.hpp).
     template <class Score, class Layers, class Values, dsl::fixed_string Label>
     static Lowered attention(const dsl::attention_pattern<Score, Layers, Values, Label>&, LoweringContext&);

@@ -1,10 +1,12 @@
 // The score product of an attention pattern: S = scale · Q·Kᵀ, optionally in base 2 (·log2(e), where
 // only masks lie between it and the softmax: lower/softmax_exp.hpp), its reduction over e, and K packed
-// in panels. Lowered by lower/attention.hpp for its pattern only, never memoized apart from it.
+// in panels. K is read through its source's accessor (lower/kv_source.hpp). Lowered by lower/attention.hpp
+// for its pattern only, never memoized apart from it.
 #pragma once
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/decode_product.hpp>
+#include <attnforge/codegen/lower/kv_source.hpp>
 #include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
@@ -21,14 +23,22 @@ struct ScoreProductShape {
     dsl::key_band skipped_band;
 };
 
+// The product, the scores it gives (Lk, Lq, Hq, B) and the keys it read.
+struct LoweredScores {
+    ScoreProduct product;
+    Lowered scores;
+    KeyValueSource keys;
+};
+
 namespace detail {
 
-template <class Q, class K>
-std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>& n, const ScoreProductShape& shape,
-                                                     LoweringContext& ctx) {
-    // Q and K are lowered as they would be anywhere else, so that a sub-graph they share with V (a
-    // LayerNorm) stays one Func.
-    const Lowered q = Lower::node(n.q, ctx), k = Lower::node(n.k, ctx);
+template <class Q, class K, class KeySource>
+LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySource& key_source,
+                                  const ScoreProductShape& shape, LoweringContext& ctx) {
+    // Q first, then the keys' source: each lowered as it would be anywhere else, so that a sub-graph they
+    // share with V (a LayerNorm) stays one Func.
+    const Lowered q = Lower::node(n.q, ctx);
+    const KeyValueSource k = Lower::source(key_source, ctx);
     constexpr int Hq = Q::kind::heads, Hkv = K::kind::heads;
     constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
     const std::string name = ctx.name("score");
@@ -39,7 +49,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
     if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
         const ScoreProduct product = detail::decode_score_product(q, k, E, group, scale, *decode, name);
-        return {product, Lowered{product.scaled, extents, false, {}}};
+        return {product, Lowered{product.scaled, extents, false, {}}, k};
     }
     const int P = tiles.key_panel;  // keys per score tile and per packed K panel
     // Pairs of bf16 along e (lower/bf16_pairs.hpp) where Q and K are the kernel's own bf16 inputs, so that
@@ -54,7 +64,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         Halide::Var pair("pair"), kk("kk"), ke("e"), kt("kt");
         Halide::Func keys(name + "_keys"), queries(name + "_queries"), sum(name + "_sum"), f(name);
         keys(pair, kk, ke, kt, h, b) =
-            round_to_bf16(k.func(2 * ke + pair, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b));
+            round_to_bf16(k.element(2 * ke + pair, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b));
         queries(ke, qi, h, b) = round_to_bf16(q.func(ke, Halide::clamp(qi, 0, q.extents[1] - 1), h, b));
         sum(kv, qi, h, b) = 0.0f;
         sum(kv, qi, h, b) +=
@@ -62,7 +72,7 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
         f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
         ScoreProduct product{f, sum, keys, Halide::Func(), {}};
         product.queries = queries;
-        return {product, Lowered{f, extents, false, {}}};
+        return {product, Lowered{f, extents, false, {}}, k};
     }
     Halide::RDom e(0, E, "e");
     // Under a causal or sliding-window band (materialized): key panels (the score tile's width) outside
@@ -78,12 +88,12 @@ std::pair<ScoreProduct, Lowered> lower_score_product(const dsl::score_node<Q, K>
     // packed element, not at the product's load where Halide cannot always prove it away.
     Halide::Var kk("kk"), ke("e"), kt("kt");
     Halide::Func keys(name + "_keys");
-    keys(kk, ke, kt, h, b) = k.func(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
+    keys(kk, ke, kt, h, b) = k.element(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
     sum(kv, qi, h, b) +=
         q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
     // extents: (Lk, Lq, Hq, B)
-    return {ScoreProduct{f, sum, keys, Halide::Func(), {}}, Lowered{f, extents, false, {}}};
+    return {ScoreProduct{f, sum, keys, Halide::Func(), {}}, Lowered{f, extents, false, {}}, k};
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 // mask and modify (nodes/softmax.hpp, nodes/weighted_sum.hpp check it with a diagnostic).
 #pragma once
 
+#include <attnforge/dsl/kv_source.hpp>
 #include <attnforge/dsl/nodes/mask.hpp>
 #include <attnforge/dsl/nodes/modify.hpp>
 #include <attnforge/dsl/nodes/rope.hpp>
@@ -109,6 +110,17 @@ struct attention_pattern {
             .value()
             .spec.lengths;
     }
+
+    // Which rows of K and V hold keys: the cache's lengths input, or every row.
+    constexpr auto valid_rows() const {
+        if constexpr (has_cache)
+            return cache_lengths();
+        else
+            return every_row{};
+    }
+    // Where the keys and the values come from (kv_source.hpp): what the back ends read K and V through.
+    constexpr auto key_source() const { return kv_source_of(score.k, valid_rows()); }
+    constexpr auto value_source() const requires has_values { return kv_source_of(values, valid_rows()); }
 
     // The keys the band masks leave, in positions: query position p sees keys [p − window, p].
     key_band band() const {

@@ -235,13 +235,15 @@ Tensor evaluate(const dsl::modify_node<S, E>& n, Context& ctx) {
 }
 
 // The scores an attention pattern hands to its softmax: the product, then every layer in order, at
-// the pattern's query positions.
+// the pattern's query positions (the queries of a cache sit at its end: its key source's valid rows).
+// Dense rows are their node's values: the product evaluates K itself.
 template <class Pattern>
 Tensor attention_scores(const Pattern& p, Context& ctx) {
     Tensor s = evaluate(p.score, ctx);
     QueryPositions pos;
-    if constexpr (Pattern::has_cache) {
-        const Tensor lengths = evaluate(p.cache_lengths(), ctx);
+    using KeySource = decltype(p.key_source());
+    if constexpr (KeySource::cached) {
+        const Tensor lengths = evaluate(p.key_source().valid, ctx);
         const std::int64_t Lq = s.shape[2];
         for (double len : lengths.data) pos.offset.push_back(static_cast<std::int64_t>(len) - Lq);
     }
