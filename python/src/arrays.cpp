@@ -2,6 +2,7 @@
 
 #include <attnforge/dsl/passes/bind_shapes.hpp>
 #include <attnforge/errors.hpp>
+#include <attnforge/runtime/input_conversion.hpp>
 #include <attnforge/runtime/storage_types.hpp>
 
 #include <nanobind/stl/string.h>
@@ -17,66 +18,44 @@ namespace {
 
 using nb::dlpack::dtype_code;
 
-// The element types a caller's array can come in: the kernels' own and the ones converted on the way.
-enum class given_type { float32, float64, float16, bfloat16, boolean, uint8, int8, int32, int64, other };
+using runtime::GivenType;
 
-given_type classify(nb::dlpack::dtype t) {
-    if (t.lanes != 1) return given_type::other;
+GivenType classify(nb::dlpack::dtype t) {
+    if (t.lanes != 1) return GivenType::other;
     const auto code = static_cast<dtype_code>(t.code);
-    if (code == dtype_code::Float && t.bits == 32) return given_type::float32;
-    if (code == dtype_code::Float && t.bits == 64) return given_type::float64;
-    if (code == dtype_code::Float && t.bits == 16) return given_type::float16;
-    if (code == dtype_code::Bfloat && t.bits == 16) return given_type::bfloat16;
-    if (code == dtype_code::Bool && t.bits == 8) return given_type::boolean;
-    if (code == dtype_code::UInt && t.bits == 8) return given_type::uint8;
-    if (code == dtype_code::Int && t.bits == 8) return given_type::int8;
-    if (code == dtype_code::Int && t.bits == 32) return given_type::int32;
-    if (code == dtype_code::Int && t.bits == 64) return given_type::int64;
-    return given_type::other;
+    if (code == dtype_code::Float && t.bits == 32) return GivenType::float32;
+    if (code == dtype_code::Float && t.bits == 64) return GivenType::float64;
+    if (code == dtype_code::Float && t.bits == 16) return GivenType::float16;
+    if (code == dtype_code::Bfloat && t.bits == 16) return GivenType::bfloat16;
+    if (code == dtype_code::Bool && t.bits == 8) return GivenType::boolean;
+    if (code == dtype_code::UInt && t.bits == 8) return GivenType::uint8;
+    if (code == dtype_code::Int && t.bits == 8) return GivenType::int8;
+    if (code == dtype_code::Int && t.bits == 32) return GivenType::int32;
+    if (code == dtype_code::Int && t.bits == 64) return GivenType::int64;
+    return GivenType::other;
+}
+
+// The name NumPy and torch give a type (as in the messages).
+std::string type_name(GivenType t) {
+    switch (t) {
+        case GivenType::float32: return "float32";
+        case GivenType::float64: return "float64";
+        case GivenType::float16: return "float16";
+        case GivenType::bfloat16: return "bfloat16";
+        case GivenType::boolean: return "bool";
+        case GivenType::uint8: return "uint8";
+        case GivenType::int8: return "int8";
+        case GivenType::int32: return "int32";
+        case GivenType::int64: return "int64";
+        default: return "";
+    }
 }
 
 std::string given_name(nb::dlpack::dtype t) {
-    switch (classify(t)) {
-        case given_type::float32: return "float32";
-        case given_type::float64: return "float64";
-        case given_type::float16: return "float16";
-        case given_type::bfloat16: return "bfloat16";
-        case given_type::boolean: return "bool";
-        case given_type::uint8: return "uint8";
-        case given_type::int32: return "int32";
-        case given_type::int64: return "int64";
-        default: break;
-    }
+    if (const GivenType g = classify(t); g != GivenType::other) return type_name(g);
     const char* kinds[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
     const std::string kind = t.code < 7 ? kinds[t.code] : "code " + std::to_string(t.code);
     return kind + std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
-}
-
-// The given type that is the kernel's element type `t` (read in place when contiguous).
-given_type given_for(dsl::element_type t) {
-    switch (t) {
-        case dsl::element_type::boolean: return given_type::boolean;
-        case dsl::element_type::int32: return given_type::int32;
-        case dsl::element_type::bfloat16: return given_type::bfloat16;
-        case dsl::element_type::float16: return given_type::float16;
-        case dsl::element_type::uint8: return given_type::uint8;
-        case dsl::element_type::int8: return given_type::int8;
-        default: return given_type::float32;
-    }
-}
-
-double read_value(const std::uint8_t* p, given_type t) {
-    switch (t) {
-        case given_type::float32: { float v; std::memcpy(&v, p, 4); return v; }
-        case given_type::float64: { double v; std::memcpy(&v, p, 8); return v; }
-        case given_type::float16: { std::uint16_t v; std::memcpy(&v, p, 2); return runtime::float_from_fp16(v); }
-        case given_type::bfloat16: { std::uint16_t v; std::memcpy(&v, p, 2); return runtime::float_from_bf16(v); }
-        case given_type::boolean:
-        case given_type::uint8: return *p;
-        case given_type::int32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-        case given_type::int64: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-        default: return 0;
-    }
 }
 
 // Visits every element of a (possibly strided) array in row-major order: f(index, pointer).
@@ -167,92 +146,40 @@ BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& s
 
     const dsl::element_type expected = spec.dtype == dsl::element_type::float32 ? storage : spec.dtype;
     in.view.dtype = expected;
-    const given_type given = classify(in.array.dtype());
-    if (given == given_for(expected) && c_contiguous(in.array)) {
+    const GivenType given = classify(in.array.dtype());
+    if (given == runtime::given_type_of(expected) && c_contiguous(in.array)) {
         in.view.data = in.array.data();
         in.zero_copy = true;
         return in;
     }
 
-    // Converted (or made contiguous) by the rules for .npy inputs (docs/contract.md §4).
+    // Converted (or made contiguous) by the rules of docs/contract.md §4 (runtime/input_conversion.hpp).
+    if (!runtime::takes(expected, given))
+        throw input_error(variant + ": " + what + " must be " + runtime::taken_text(expected, type_name) +
+                          ", given " + given_name(in.array.dtype()));
+    if (given == GivenType::float64 && dsl::spec_of(expected).storage) {
+        const std::string warning = "attnforge: input '" + spec.name + "' is float64; converting to float32";
+        if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) throw nb::python_error();
+    }
     const std::size_t n = in.array.size();
     in.converted.resize(std::max<std::size_t>(n, 1) * runtime::item_bytes(expected));
     std::uint8_t* out = in.converted.data();
-    const std::string given_text = given_name(in.array.dtype());
-    switch (expected) {
-        case dsl::element_type::boolean:
-            if (given != given_type::boolean && given != given_type::uint8)
-                throw input_error(variant + ": " + what + " must be a bool (or uint8) mask, given " + given_text);
-            for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) { out[i] = *p != 0; });
-            break;
-        case dsl::element_type::uint8:
-        case dsl::element_type::int8:
-            // Quantized codes: their own type only (never converted from another), made contiguous.
-            if (given != given_for(expected))
-                throw input_error(variant + ": " + what + " must be " + dsl::element_type_name(expected) + ", given " +
-                                  given_text);
-            for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) { out[i] = *p; });
-            break;
-        case dsl::element_type::int32:
-            if (given != given_type::int32 && given != given_type::int64 && given != given_type::float32 &&
-                given != given_type::float64)
-                throw input_error(variant + ": " + what + " must be int32 (or int64, or float holding whole " +
-                                  "numbers), given " + given_text);
-            for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) {
-                const std::int32_t x = dsl::index_value(read_value(p, given), variant + ": " + what, i);
-                std::memcpy(out + 4 * i, &x, 4);
-            });
-            break;
-        default: {
-            // A float tensor: float32 (rounded to a 16-bit storage type), float64 (through float32, as the
-            // CLI converts '<f8'), or the storage type itself; a 16-bit type is never re-rounded into the
-            // other one.
-            const bool is16 = given == given_type::float16 || given == given_type::bfloat16;
-            const bool ok = given == given_type::float32 || given == given_type::float64 ||
-                            (is16 && (expected == dsl::element_type::float32 || given == given_for(expected)));
-            if (!ok)
-                throw input_error(variant + ": " + what + " must be " + dsl::element_type_name(expected) +
-                                  (expected == dsl::element_type::float32 ? " (or float64, float16, bfloat16)"
-                                                                          : " (or float32, float64: rounded)") +
-                                  ", given " + given_text);
-            if (given == given_type::float64) {
-                const std::string warning = "attnforge: input '" + spec.name + "' is float64; converting to float32";
-                if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) throw nb::python_error();
-            }
-            if (given == given_type::float32 && expected != dsl::element_type::float32 && c_contiguous(in.array)) {
-                // The common case (float32 arrays into a 16-bit kernel) in one tight loop: the generic walk
-                // below costs ~8 ns an element, as much as the kernel at small sizes.
-                const auto* src = static_cast<const float*>(in.array.data());
-                auto* dst = reinterpret_cast<std::uint16_t*>(out);
-                if (expected == dsl::element_type::bfloat16)
-                    for (std::size_t i = 0; i < n; ++i) dst[i] = runtime::bf16_from_float(src[i]);
-                else
-                    for (std::size_t i = 0; i < n; ++i) dst[i] = runtime::fp16_from_float(src[i]);
-                break;
-            }
-            for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) {
-                const auto v = static_cast<float>(read_value(p, given));
-                if (expected == dsl::element_type::float32) {
-                    std::memcpy(out + 4 * i, &v, 4);
-                } else {
-                    const std::uint16_t bits = given == given_for(expected)
-                                                   ? *reinterpret_cast<const std::uint16_t*>(p)
-                                               : expected == dsl::element_type::bfloat16 ? runtime::bf16_from_float(v)
-                                                                                         : runtime::fp16_from_float(v);
-                    std::memcpy(out + 2 * i, &bits, 2);
-                }
-            });
-        }
-    }
+    const std::string where = variant + ": " + what;
+    if (c_contiguous(in.array))
+        runtime::convert_elements(static_cast<const std::uint8_t*>(in.array.data()), given, n, expected, out, where);
+    else
+        for_each_element(in.array, [&](std::size_t i, const std::uint8_t* p) {
+            runtime::convert_element(p, given, expected, out, i, where);
+        });
     in.view.data = out;
     return in;
 }
 
 dsl::element_type storage_implied_by(const nb::ndarray<nb::ro>& array) {
-    const given_type g = classify(array.dtype());
-    return g == given_type::bfloat16  ? dsl::element_type::bfloat16
-           : g == given_type::float16 ? dsl::element_type::float16
-                                      : dsl::element_type::float32;
+    const GivenType g = classify(array.dtype());
+    return g == GivenType::bfloat16  ? dsl::element_type::bfloat16
+           : g == GivenType::float16 ? dsl::element_type::float16
+                                     : dsl::element_type::float32;
 }
 
 ResultArray::ResultArray(std::vector<std::int64_t> shape, dsl::element_type dtype, bool torch)
@@ -287,7 +214,7 @@ runtime::OutputView borrow_output(nb::handle out, const std::vector<std::int64_t
     std::vector<std::int64_t> given_shape(keep.ndim());
     for (std::size_t d = 0; d < keep.ndim(); ++d) given_shape[d] = static_cast<std::int64_t>(keep.shape(d));
     const std::string given = given_name(keep.dtype()) + " " + dsl::shape_string(given_shape);
-    if (keep.device_type() != nb::device::cpu::value || classify(keep.dtype()) != given_for(dtype) ||
+    if (keep.device_type() != nb::device::cpu::value || classify(keep.dtype()) != runtime::given_type_of(dtype) ||
         given_shape != shape || !c_contiguous(keep))
         throw input_error("out= of " + kernel_name + ": expected a C-contiguous CPU array " + expected + ", given " +
                           given + (c_contiguous(keep) ? "" : " (not C-contiguous)"));

@@ -1,7 +1,9 @@
 #include <attnforge/errors.hpp>
+#include <attnforge/runtime/input_conversion.hpp>
 #include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/runtime/tensor.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -80,14 +82,16 @@ const void* Tensor::data() const {
 
 Tensor to_storage(const Tensor& t, dsl::element_type storage) {
     if (t.dtype == storage || !is_storage_type(t.dtype)) return t;
-    if (t.dtype != dsl::element_type::float32)
+    // The rules of docs/contract.md §4 (input_conversion.hpp): float32 rounded to a 16-bit type, a 16-bit
+    // tensor exact in float32, never one 16-bit type re-rounded into the other.
+    const GivenType given = given_type_of(t.dtype);
+    if (!takes(storage, given))
         throw input_error(std::string("a ") + dsl::element_type_name(t.dtype) + " tensor cannot be stored as " +
                           dsl::element_type_name(storage) + "; give float32 or " + dsl::element_type_name(storage));
-    if (storage == dsl::element_type::float32) return t;
-    Tensor out = Tensor::storage16(storage, t.shape);
-    const bool bf16 = storage == dsl::element_type::bfloat16;
-    for (std::size_t i = 0; i < t.f32.size(); ++i)
-        out.u16[i] = bf16 ? bf16_from_float(t.f32[i]) : fp16_from_float(t.f32[i]);
+    Tensor out = storage == dsl::element_type::float32 ? Tensor::float32(t.shape) : Tensor::storage16(storage, t.shape);
+    auto* to = storage == dsl::element_type::float32 ? reinterpret_cast<std::uint8_t*>(out.f32.data())
+                                                     : reinterpret_cast<std::uint8_t*>(out.u16.data());
+    convert_elements(static_cast<const std::uint8_t*>(t.data()), given, out.held(), storage, to, "");
     return out;
 }
 

@@ -253,7 +253,7 @@ class ErrorTest(unittest.TestCase):
         args = [f"--input={n}={self.d}/w.npy" for n in ("wq", "wk", "wv", "wo")]
         self.assert_rejected(["run", "mha_padding", f"--input=x={self.d}/x.npy", *args,
                               f"--input=key_padding_mask={self.d}/m.npy", "--output", self.out],
-                             "key_padding_mask", "bool '|b1' or uint8 '|u1'")
+                             "key_padding_mask", "bool '|b1' (or uint8 '|u1')")
 
     def test_unreadable_files(self):
         self.assert_rejected(["run", "sdpa", *self.inputs(q=os.path.join(self.d, "absent.npy")), "--output", self.out],

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE runtime
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
+#include <attnforge/runtime/input_conversion.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
@@ -265,6 +266,56 @@ BOOST_AUTO_TEST_CASE(storage_types_round_to_nearest_even) {
     const auto lengths = runtime::Tensor::int32({2}, {1, 2});
     BOOST_TEST((runtime::to_storage(lengths, attnforge::dsl::element_type::bfloat16).dtype ==
                 attnforge::dsl::element_type::int32));
+}
+
+// docs/contract.md §4's rules, which the CLI, the Python module and to_storage all convert by: what each
+// input type takes, the values it gives, and refusals that name what was given.
+BOOST_AUTO_TEST_CASE(input_conversion_follows_the_contracts_rules) {
+    using attnforge::dsl::element_type;
+    using G = runtime::GivenType;
+    BOOST_TEST(runtime::takes(element_type::boolean, G::uint8));
+    BOOST_TEST(!runtime::takes(element_type::uint8, G::boolean));  // codes: their own type only
+    BOOST_TEST(!runtime::takes(element_type::int8, G::uint8));
+    BOOST_TEST(runtime::takes(element_type::int32, G::float64));
+    BOOST_TEST(runtime::takes(element_type::float32, G::bfloat16));
+    BOOST_TEST(!runtime::takes(element_type::bfloat16, G::float16));  // never re-rounded into the other
+    BOOST_TEST(!runtime::takes(element_type::float32, G::int32));
+    auto name = [](G t) { return t == G::float16 ? std::string() : std::to_string(static_cast<int>(t)); };
+    BOOST_TEST(runtime::taken_text(element_type::float32, name) == "0 (or 1, 3)");  // float16 skipped
+    BOOST_TEST(runtime::taken_text(element_type::uint8, name) == "5");
+
+    const float values[] = {1.0f, std::bit_cast<float>(0x3f808000u), -2.5f};
+    std::uint16_t bf16[3];
+    runtime::convert_elements(reinterpret_cast<const std::uint8_t*>(values), G::float32, 3, element_type::bfloat16,
+                              reinterpret_cast<std::uint8_t*>(bf16), "x");
+    BOOST_TEST(bf16[0] == 0x3f80);
+    BOOST_TEST(bf16[1] == 0x3f80);  // a tie, to even
+    float back[3];
+    runtime::convert_elements(reinterpret_cast<const std::uint8_t*>(bf16), G::bfloat16, 3, element_type::float32,
+                              reinterpret_cast<std::uint8_t*>(back), "x");
+    BOOST_TEST(back[2] == -2.5f);  // exact
+
+    const double ids[] = {3.0, 7.0, 2.5};
+    std::int32_t out[3] = {};
+    try {
+        runtime::convert_elements(reinterpret_cast<const std::uint8_t*>(ids), G::float64, 3, element_type::int32,
+                                  reinterpret_cast<std::uint8_t*>(out), "input 'doc'");
+        BOOST_ERROR("2.5 was taken as an index");
+    } catch (const attnforge::input_error& e) {
+        BOOST_TEST(std::string(e.what()).find("input 'doc'") != std::string::npos, e.what());
+        BOOST_TEST(std::string(e.what()).find("2.5") != std::string::npos, e.what());
+    }
+    BOOST_TEST(out[1] == 7);
+    const std::uint8_t mask[] = {0, 2, 1};
+    std::uint8_t kept[3];
+    runtime::convert_elements(mask, G::uint8, 3, element_type::boolean, kept, "m");
+    BOOST_TEST((kept[0] == 0 && kept[1] == 1 && kept[2] == 1));
+
+    // to_storage by the same rules: a bf16 tensor is taken by a float32 kernel, exactly.
+    const auto stored = runtime::to_storage(sdpa_inputs(3, 5), element_type::bfloat16);
+    const runtime::Tensor widened = runtime::to_storage(stored.at("q"), element_type::float32);
+    BOOST_TEST((widened.dtype == element_type::float32));
+    BOOST_TEST(widened.f32[4] == runtime::to_float32(stored.at("q")).f32[4]);
 }
 
 // A bf16 kernel takes bf16 inputs and gives a bf16 output; float32 inputs are an input error naming the

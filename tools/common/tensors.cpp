@@ -1,30 +1,45 @@
 #include "tensors.hpp"
 
 #include <attnforge/errors.hpp>
+#include <attnforge/runtime/input_conversion.hpp>
 
-#include <cmath>
-#include <cstring>
+#include <algorithm>
+#include <cstdint>
+
 #include <ostream>
 
 namespace attnforge::cli {
 
 namespace {
-std::string dtype_text(io::npy_dtype t) {
+
+using runtime::GivenType;
+
+GivenType given_type(io::npy_dtype t) {
     switch (t) {
-        case io::npy_dtype::float32:
-            return "float32 '<f4'";
-        case io::npy_dtype::float64:
-            return "float64 '<f8'";
-        case io::npy_dtype::boolean:
-            return "bool '|b1'";
-        case io::npy_dtype::int32:
-            return "int32 '<i4'";
-        case io::npy_dtype::float16:
-            return "float16 '<f2'";
-        default:
-            return "uint8 '|u1'";
+        case io::npy_dtype::float32: return GivenType::float32;
+        case io::npy_dtype::float64: return GivenType::float64;
+        case io::npy_dtype::boolean: return GivenType::boolean;
+        case io::npy_dtype::uint8: return GivenType::uint8;
+        case io::npy_dtype::int32: return GivenType::int32;
+        case io::npy_dtype::float16: return GivenType::float16;
+    }
+    return GivenType::other;
+}
+
+// A type as a .npy file holds it, "float32 '<f4'"; "" for those .npy has no descriptor for (bf16).
+std::string npy_text(GivenType t) {
+    switch (t) {
+        case GivenType::float32: return "float32 '<f4'";
+        case GivenType::float64: return "float64 '<f8'";
+        case GivenType::float16: return "float16 '<f2'";
+        case GivenType::boolean: return "bool '|b1'";
+        case GivenType::uint8: return "uint8 '|u1'";
+        case GivenType::int8: return "int8 '|i1'";
+        case GivenType::int32: return "int32 '<i4'";
+        default: return "";
     }
 }
+
 }  // namespace
 
 runtime::Tensor load_input(const std::string& name, const std::string& path, dsl::element_type expected,
@@ -36,52 +51,19 @@ runtime::Tensor load_input(const std::string& name, const std::string& path, dsl
             throw input_error("input '" + name + "': " + e.what());
         }
     }();
+    // The rules of docs/contract.md §4 (runtime/input_conversion.hpp). A float tensor is read as float32 (a
+    // '<f2' file exactly): the rounding to a kernel's storage type comes later (runtime::to_storage).
+    const GivenType given = given_type(a.dtype);
+    const std::string what = "input '" + name + "' (" + path + ")";
+    if (!runtime::takes(expected, given))
+        throw input_error(what + " must be " + runtime::taken_text(expected, npy_text) + ", given " + npy_text(given));
+    if (given == GivenType::float64 && expected == dsl::element_type::float32)
+        warnings << "attnforge: warning: " << what << " is float64; converting to float32\n";
     const auto n = static_cast<std::size_t>(a.element_count());
-    if (expected == dsl::element_type::boolean) {
-        if (a.dtype != io::npy_dtype::boolean && a.dtype != io::npy_dtype::uint8)
-            throw input_error("input '" + name + "' (" + path + ") must be a bool '|b1' or uint8 '|u1' mask, given " +
-                              dtype_text(a.dtype));
-        runtime::Tensor t = runtime::Tensor::boolean(a.shape);
-        for (std::size_t i = 0; i < n; ++i) t.u8[i] = std::to_integer<std::uint8_t>(a.bytes[i]) != 0 ? 1 : 0;
-        return t;
-    }
-    if (expected == dsl::element_type::int32) {
-        // Index inputs (docs/contract.md §4): int32, or float32 (float64) holding whole numbers.
-        const interp::Tensor values = [&] {
-            if (a.dtype == io::npy_dtype::int32 || a.dtype == io::npy_dtype::float32 || a.dtype == io::npy_dtype::float64)
-                return io::to_tensor(a);
-            throw input_error("input '" + name + "' (" + path + ") must be int32 '<i4' (or float32 holding whole "
-                              "numbers), given " + dtype_text(a.dtype));
-        }();
-        runtime::Tensor t = runtime::Tensor::int32(a.shape);
-        for (std::size_t i = 0; i < n; ++i)
-            t.i32[i] = dsl::index_value(values.data[i], "input '" + name + "' (" + path + ")", i);
-        return t;
-    }
-    if (a.dtype == io::npy_dtype::float32) {
-        runtime::Tensor t = runtime::Tensor::float32(a.shape);
-        if (n) std::memcpy(t.f32.data(), a.bytes.data(), n * sizeof(float));
-        return t;
-    }
-    if (a.dtype == io::npy_dtype::float16) {
-        // fp16 values, exact in float32 (an fp16 kernel's inputs: to_storage gives back the same bits).
-        runtime::Tensor t = runtime::Tensor::float32(a.shape);
-        const interp::Tensor values = io::to_tensor(a);
-        for (std::size_t i = 0; i < n; ++i) t.f32[i] = static_cast<float>(values.data[i]);
-        return t;
-    }
-    if (a.dtype == io::npy_dtype::float64) {
-        warnings << "attnforge: warning: input '" << name << "' (" << path << ") is float64; converting to float32\n";
-        runtime::Tensor t = runtime::Tensor::float32(a.shape);
-        for (std::size_t i = 0; i < n; ++i) {
-            double v;
-            std::memcpy(&v, a.bytes.data() + 8 * i, 8);
-            t.f32[i] = static_cast<float>(v);
-        }
-        return t;
-    }
-    throw input_error("input '" + name + "' (" + path + ") must be float32 '<f4' (or float16 '<f2'), given " +
-                      dtype_text(a.dtype));
+    std::vector<std::uint8_t> values(std::max<std::size_t>(n, 1) * runtime::item_bytes(expected));
+    runtime::convert_elements(reinterpret_cast<const std::uint8_t*>(a.bytes.data()), given, n, expected, values.data(),
+                              what);
+    return runtime::copy_of(runtime::TensorView{a.shape, expected, values.data()});
 }
 
 runtime::TensorMap load_inputs(const std::string& variant, const dsl::graph_signature& sig,

@@ -12,8 +12,9 @@
 
 namespace attnforge::cli {
 
-// Reads input `name` from `path` as `expected`: float32 tensors accept <f4 (and <f8, converted with a
-// warning on `warnings`); masks accept |b1 or |u1 (nonzero = true). Throws input_error otherwise.
+// Reads input `name` from `path` as `expected` by the rules of docs/contract.md §4 (runtime/input_conversion.hpp):
+// float32 tensors take <f4, <f2 and <f8 (converted with a warning on `warnings`); masks |b1 or |u1 (non-zero =
+// true); index inputs <i4, or <f4 or <f8 holding whole numbers. Throws input_error otherwise.
 runtime::Tensor load_input(const std::string& name, const std::string& path, dsl::element_type expected,
                            std::ostream& warnings);
 
