@@ -131,6 +131,17 @@ BOOST_AUTO_TEST_CASE(plan_reads_the_algorithm_knobs_only) {
                     .skip_band_panels);
 }
 
+// The strategy table's plan column is the plan each strategy lowers with: plan_for gives that alternative.
+BOOST_AUTO_TEST_CASE(strategy_table_names_the_plan_each_strategy_lowers_with) {
+    const Halide::Target avx512("x86-64-linux-avx512_skylake");
+    const char* names[] = {"MaterializedPlan", "StreamingPlan", "DecodePlan"};  // AlgorithmPlan's order
+    static_assert(std::variant_size_v<cg::AlgorithmPlan> == 3);
+    for (const auto& spec : attnforge::catalogue::strategy_table) {
+        const cg::AlgorithmPlan plan = cg::plan_for(cg::default_knobs(spec.strategy), avx512);
+        BOOST_TEST(spec.plan == names[plan.index()], spec.name << " lowers with " << names[plan.index()]);
+    }
+}
+
 // Decode tiles: with 8-lane vectors (AVX2) a GQA group's P·V re-reads the key tile's V once per tile of columns,
 // so the list's large tiles (multiples of 512, for AVX-512) become 512 there; other sizes stay as given.
 BOOST_AUTO_TEST_CASE(decode_tiles_on_eight_lanes_stay_at_512) {
