@@ -61,15 +61,20 @@ std::size_t given_bytes(GivenType t) {
     }
 }
 
-std::vector<GivenType> also_taken(element_type input) {
+std::span<const GivenType> also_taken(element_type input) {
+    // Static lists: takes() runs once per element of a strided array, and allocates nothing.
+    static constexpr GivenType mask[] = {GivenType::uint8};
+    static constexpr GivenType index[] = {GivenType::int64, GivenType::float32, GivenType::float64};
+    static constexpr GivenType real[] = {GivenType::float64, GivenType::float16, GivenType::bfloat16};
+    static constexpr GivenType storage[] = {GivenType::float32, GivenType::float64};
     switch (input) {
-        case element_type::boolean: return {GivenType::uint8};
+        case element_type::boolean: return mask;
         case element_type::uint8:
         case element_type::int8: return {};
-        case element_type::int32: return {GivenType::int64, GivenType::float32, GivenType::float64};
-        case element_type::float32: return {GivenType::float64, GivenType::float16, GivenType::bfloat16};
+        case element_type::int32: return index;
+        case element_type::float32: return real;
         case element_type::bfloat16:
-        case element_type::float16: return {GivenType::float32, GivenType::float64};
+        case element_type::float16: return storage;
     }
     return {};
 }

@@ -18,8 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
-#include <vector>
 
 namespace attnforge::runtime {
 
@@ -33,7 +33,7 @@ std::size_t given_bytes(GivenType t);
 // Whether an input of type `input` takes an array of type `given`.
 bool takes(dsl::element_type input, GivenType given);
 // The types it takes other than its own, in the order of the table above (for messages).
-std::vector<GivenType> also_taken(dsl::element_type input);
+std::span<const GivenType> also_taken(dsl::element_type input);
 
 // What an input takes, for messages: "float32 (or float64, float16, bfloat16)", "int32 (or int64, float32,
 // float64 holding whole numbers)", each type named by `name` (skipped where it gives "": a type the caller
