@@ -3,6 +3,7 @@
 // dilation, global tokens, reads of inputs); and never a wrong class: every class checked pair by pair, in real
 // arithmetic and as a kernel computes (integers exact, other values rounded to float32 at each operation).
 #define BOOST_TEST_MODULE block_classes
+#include "example_predicates.hpp"
 #include <attnforge/dsl.hpp>
 #include <attnforge/dsl/passes/expr_intervals.hpp>
 
@@ -15,34 +16,9 @@
 namespace dsl = attnforge::dsl;
 namespace ex = attnforge::dsl::ex;
 using ex::block_kind;
+using namespace example_predicates;
 
 namespace {
-
-constexpr auto window = dsl::predicate([](auto, auto, auto q, auto kv) { return kv <= q && q - kv <= 256; });
-constexpr auto chunked = dsl::predicate([](auto, auto, auto q, auto kv) {
-    using ex::floor;
-    return floor(q / 128) == floor(kv / 128);
-});
-constexpr auto dilated = dsl::predicate([](auto, auto, auto q, auto kv) {
-    using ex::floor;
-    return kv <= q && floor((q - kv) / 2.0) * 2 == q - kv;
-});
-constexpr auto global_and_window =
-    dsl::predicate([](auto, auto, auto q, auto kv) { return kv < 4 || (kv <= q && q - kv <= 256); });
-constexpr auto banded_by_abs = dsl::predicate([](auto, auto, auto q, auto kv) {
-    using ex::abs;
-    return abs(q - kv) <= 64;
-});
-constexpr auto real_scaled = dsl::predicate([](auto, auto, auto q, auto kv) { return q * 0.1 - kv * 0.1 <= 25.6; });
-constexpr auto clipped = dsl::predicate([](auto, auto, auto q, auto kv) {
-    using ex::max;
-    using ex::min;
-    return min(q, 1000) - max(kv, 10) >= 0 && !(kv > q);
-});
-constexpr auto documents = dsl::predicate([](auto b, auto, auto q, auto kv) {
-    constexpr auto ids = dsl::sequence_values<"document_ids", "x">();
-    return ids(b, q) == ids(b, kv);
-});
 
 // A block: queries [q0, q1] and keys [k0, k1] of batch entry 0, head 0.
 ex::interval_env block(double q0, double q1, double k0, double k1) {
@@ -181,4 +157,17 @@ BOOST_AUTO_TEST_CASE(no_block_is_ever_classified_wrongly) {
         check_pairs(real_scaled, q0, q1, k0, k1, "real_scaled");
         check_pairs(clipped, q0, q1, k0, k1, "clipped");
     }
+}
+
+// What a code generator says of a predicate: whether its bounds find any dead block (else every block is
+// visited, and the build says so in one line).
+BOOST_AUTO_TEST_CASE(which_predicates_skip_blocks) {
+    BOOST_TEST(ex::finds_dead_blocks(window.expr));
+    BOOST_TEST(ex::finds_dead_blocks(chunked.expr));
+    BOOST_TEST(ex::finds_dead_blocks(dilated.expr));
+    BOOST_TEST(ex::finds_dead_blocks(global_and_window.expr));
+    BOOST_TEST(ex::finds_dead_blocks(clipped.expr));
+    BOOST_TEST(!ex::finds_dead_blocks(documents.expr));  // reads only: its blocks are known at run time
+    constexpr auto everywhere = dsl::predicate([](auto, auto, auto q, auto kv) { return q - kv < 1e9; });
+    BOOST_TEST(!ex::finds_dead_blocks(everywhere.expr));
 }

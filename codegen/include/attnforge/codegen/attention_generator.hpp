@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -198,12 +199,24 @@ public:
             define_output(result);
             output.result = result.func;
         });
+        if (std::holds_alternative<cg::StreamingPlan>(ctx.plan) && !k.block_mask) note_unbounded_predicates(ctx);
         output.func = *output_;
         output.same_indices = static_cast<int>(output_spec_.dims.size()) == output.result.dimensions();
         cg::apply_schedule(ctx.roles, output, ctx.plan, k);
     }
 
 private:
+    // A predicate whose bounds skip no key block, in a kernel without the pre-pass, is evaluated on every pair of
+    // every block: one line in the build's output says so (docs/dsl.md, "Which key blocks a kernel skips").
+    void note_unbounded_predicates(const cg::LoweringContext& ctx) const {
+        for (const auto& core : ctx.roles.cores)
+            for (const auto& bounds : cg::common(core).run_time.block_truths)
+                if (!bounds.skips)
+                    std::cerr << "note: attnforge: variant '" << variant.value()
+                              << "': a mask predicate's bounds skip no key block and this kernel "
+                                 "has no pre-pass (block_mask=1): every block is visited\n";
+    }
+
     // The pre-pass: the graph lowered (nothing of it is computed but its run-time masks), then the
     // block ranges of the one attention core that has run-time masks.
     void generate_block_ranges(cg::LoweringContext& ctx) {

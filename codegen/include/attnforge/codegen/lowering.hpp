@@ -101,9 +101,27 @@ struct ScoreProduct {
 // keep(k, q, h, b) of each, true = the pair takes part. From them a pre-pass kernel computes each
 // query tile's first and last live key tile (lower/block_ranges.hpp), and the streaming strategy visits
 // only that range (the block mask FlexAttention builds with create_block_mask).
+//
+// A block of pairs: the queries at positions [q_first, q_last] and the keys [k_first, k_last] of head h
+// and batch entry b; what a predicate can be over it, from its expression (lower/expression_bounds.hpp):
+// can_be_true false, the block is dead; can_be_false false, it is full.
+struct PairBlock {
+    Halide::Expr q_first, q_last, k_first, k_last, h, b;
+};
+struct BlockTruth {
+    Halide::Expr can_be_true, can_be_false;
+};
+
 struct RunTimeKeeps {
     std::vector<Halide::Func> keeps;
     bool use_heads = false;  // some keep reads h: ranges per head, else per batch entry
+    // The predicates among them, bounded over a block of pairs: the streaming strategy skips a key tile that
+    // one of them cannot keep for a whole query tile, with or without the pre-pass (which also reads inputs).
+    struct PredicateBounds {
+        std::function<BlockTruth(const PairBlock&)> over;
+        bool skips = true;  // the analysis finds dead blocks (dsl::ex::finds_dead_blocks); else the generator says so
+    };
+    std::vector<PredicateBounds> block_truths;
 };
 
 // What every attention core has: softmax(S) · V or softmax(S) alone.

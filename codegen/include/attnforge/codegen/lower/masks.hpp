@@ -5,6 +5,7 @@
 // its keep(k, q, h, b) to the pattern's RunTimeKeeps (the block-mask pre-pass reads them).
 #pragma once
 
+#include <attnforge/codegen/lower/expression_bounds.hpp>
 #include <attnforge/codegen/lower/expressions.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/node.hpp>
@@ -41,8 +42,12 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
         Halide::Func kept(ctx.name("mask_keep"));
         kept(k, q, h, b) = keep;
         run_time.keeps.push_back(kept);
-        if constexpr (dsl::is_predicate_spec<Spec>)
+        if constexpr (dsl::is_predicate_spec<Spec>) {
             run_time.use_heads |= dsl::ex::checks<decltype(layer.spec.expr)>::template uses<dsl::ex::var_id::h>;
+            run_time.block_truths.push_back(
+                {[expr = layer.spec.expr](const PairBlock& block) { return block_truth(expr, block); },
+                 dsl::ex::finds_dead_blocks(layer.spec.expr)});
+        }
     }
     return {f, s.extents};
 }

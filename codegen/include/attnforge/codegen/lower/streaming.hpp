@@ -66,13 +66,23 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     }
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
-    // cache the tile's queries sit offset(b) further), to the valid keys of a cache, and to the range of
-    // live blocks the pre-pass found (a kernel that takes its ranges).
+    // cache the tile's queries sit offset(b) further), to the valid keys of a cache, to the blocks every
+    // predicate can keep, and to the range of live blocks the pre-pass found (a kernel that takes its ranges).
     Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
     const QueryPositions& pos = core.positions;
     if (core.band.causal) rb.where(rb * Kb <= qt * Qb + (Qb - 1) + pos.offset(b));
     if (core.band.window >= 0) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window) + pos.offset(b));
     if (pos.cached()) rb.where(rb * Kb < pos.lengths(b));
+    // A key tile a predicate cannot keep for the whole query tile (its bounds over the block, from the
+    // expression): a test per tile, not per pair.
+    if (!core.run_time.block_truths.empty()) {
+        const PairBlock block{pos.position(qt * Qb, b), pos.position(qt * Qb + (Qb - 1), b), rb * Kb,
+                              rb * Kb + (Kb - 1), h, b};
+        Expr live = Halide::Internal::const_true();
+        for (const auto& bounds : core.run_time.block_truths)
+            if (bounds.skips) live = live && bounds.over(block).can_be_true;  // else a test that never skips
+        rb.where(live);
+    }
     if (block_ranges && !core.run_time.keeps.empty()) {
         const Expr hh = core.run_time.use_heads ? Expr(h) : Expr(0);
         rb.where(rb >= block_ranges(0, qt, hh, b));

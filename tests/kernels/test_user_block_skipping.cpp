@@ -1,0 +1,81 @@
+// Kernels skip the key blocks a predicate written as a lambda removes for a whole query tile, from the
+// predicate's expression alone (its bounds over each block, codegen/lower/expression_bounds.hpp), and visit the
+// same blocks as the built-in mask that means the same. Checked by what the kernels do, with the NaN probe
+// (nan_probe.hpp), on the user variants of bench/user_variants (multi-query, 8 query heads, one K/V head).
+#define BOOST_TEST_MODULE user_block_skipping
+#include "nan_probe.hpp"
+
+#include <set>
+#include <utility>
+
+using namespace nan_probe;
+
+namespace {
+
+// V (B, 1, L, 64): its sequence axis is 2; the output (B, 8, L, 64): its rows too.
+Probe probe(const char* variant, std::int64_t dead_first, std::int64_t dead_last, std::int64_t rows_first,
+            std::int64_t rows_last) {
+    return {variant, {1, 0, {{"tokens", L}}}, {}, "v", 2, dead_first, dead_last, 2, rows_first, rows_last};
+}
+
+// Which (query row, key) pairs of a kernel reach each other: with V NaN at keys [k, k + step) alone, the rows
+// that turn NaN, for every k. Rows of a query tile turn NaN together when it visits the key's block.
+std::set<std::pair<std::int64_t, std::int64_t>> visits(const runtime::KernelEntry& kernel, std::int64_t length,
+                                                       std::int64_t step) {
+    const Sizes sizes{1, 0, {{"tokens", length}}};
+    std::set<std::pair<std::int64_t, std::int64_t>> seen;
+    for (std::int64_t k = 0; k < length; k += step) {
+        runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(kernel.signature(), sizes, {});
+        poison(inputs.at("v"), 2, k, std::min(k + step, length));
+        const runtime::Tensor out = runtime::run_kernel(kernel, inputs);  // (1, 8, L, 64)
+        for (std::int64_t row = 0; row < length; ++row) {
+            bool nan = false;
+            for_slice(out, 2, row, row + 1, [&](std::size_t i) { nan = nan || std::isnan(out.f32[i]); });
+            if (nan) seen.emplace(row, k);
+        }
+    }
+    return seen;
+}
+
+const runtime::KernelEntry& streaming_kernel(const char* variant) {
+    for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output"))
+        if (k->strategy == "streaming") return *k;
+    throw std::runtime_error(std::string(variant) + ": no streaming kernel");
+}
+
+}  // namespace
+
+// Dead for the rows [768, 1024): keys [0, 256) under a causal window of 256 (they see keys ≥ 512) and under the
+// dilated window of 512 (keys ≥ 256), keys [256, 512) past the global tokens, keys [0, 512) from the chunk
+// [512, 768)'s rows; keys [512, 1024) for the rows [0, 256) under causal. Each block of keys is aligned and far
+// from the band, so that no tile size of the streaming schedules makes it partial.
+BOOST_AUTO_TEST_CASE(lambda_predicates_skip_their_dead_blocks) {
+    every_kernel_skips(probe("lambda_causal", 512, L, 0, 256), {"streaming"});
+    every_kernel_skips(probe("lambda_window", 0, 256, 768, L), {"streaming"});
+    every_kernel_skips(probe("lambda_t5_bias", 0, 256, 768, L), {"streaming"});
+    every_kernel_skips(probe("lambda_dilated", 0, 256, 768, L), {"streaming"});
+    every_kernel_skips(probe("lambda_global_window", 256, 512, 768, L), {"streaming"});
+    every_kernel_skips(probe("lambda_chunked", 0, 512, 512, 768), {"streaming"});
+}
+
+// The probe's power: blocks a predicate keeps for some of the rows are visited, and their NaN shows (the window's
+// keys [512, 768) for the rows [768, 1024), the global tokens for every row, the own chunk's keys).
+BOOST_AUTO_TEST_CASE(the_probe_sees_visited_blocks) {
+    BOOST_TEST(!skips(streaming_kernel("lambda_window"), probe("lambda_window", 512, 768, 768, L)));
+    BOOST_TEST(!skips(streaming_kernel("lambda_global_window"), probe("lambda_global_window", 0, 64, 768, L)));
+    BOOST_TEST(!skips(streaming_kernel("lambda_chunked"), probe("lambda_chunked", 512, 768, 512, 768)));
+}
+
+// A lambda window visits exactly the key blocks of the built-in sliding_window (bounds known when generating),
+// and a lambda causal mask those of causal: the same (row, key) reach, key by key block of 32, at a length that
+// is no multiple of the tiles.
+BOOST_AUTO_TEST_CASE(a_lambda_visits_the_blocks_of_its_built_in) {
+    for (const auto& [lambda, builtin] : {std::pair{"lambda_window", "builtin_window"},
+                                          std::pair{"lambda_causal", "builtin_causal"}}) {
+        const auto ours = visits(streaming_kernel(lambda), 600, 32);
+        const auto theirs = visits(streaming_kernel(builtin), 600, 32);
+        BOOST_TEST(ours.size() == theirs.size(), lambda << " reaches " << ours.size() << " (row, key block) pairs, "
+                                                        << builtin << " " << theirs.size());
+        BOOST_TEST((ours == theirs), lambda << " and " << builtin << " visit different blocks");
+    }
+}
