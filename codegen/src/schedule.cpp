@@ -103,6 +103,12 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
         for (Func s : op.statistics) s.compute_at(f, row);
     }
     for (Func f : roles.tables) f.compute_root().parallel(f.args().back());
+    for (Func f : roles.distance_tables) {
+        // (d, h, b): a row per head and batch entry, vectorized along the distances.
+        const std::vector<Var> a = f.args();
+        Var rows("rows");
+        f.compute_root().fuse(a[1], a[2], rows).parallel(rows).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+    }
     // The bf16 copies of projections over pairs, once per call: rows (i, l, b), weights (pair, o, i/2).
     for (Func f : roles.bf16_rows)
         f.compute_root().parallel(f.args()[2]).vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);

@@ -8,6 +8,7 @@
 #include <attnforge/codegen/lower/expression_bounds.hpp>
 #include <attnforge/codegen/lower/expressions.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/modifier_hoisting.hpp>
 #include <attnforge/codegen/lower/node.hpp>
 
 namespace attnforge::codegen::detail {
@@ -56,9 +57,18 @@ template <class Expr>
 Lowered apply_layer(const dsl::modify_layer<Expr>& layer, const Lowered& s, RunTimeKeeps&,
                     const QueryPositions& positions, LoweringContext& ctx) {
     Halide::Var k("k"), q("q"), h("h"), b("b");
-    const Halide::Expr score = s.func(k, q, h, b);
-    Halide::Expr modified = dsl::ex::evaluate(layer.expr, HalideEnv{score, b, h, positions.position(q, b), k},
-                                              HalideBackend{&ctx.inputs});
+    const Halide::Expr score = s.func(k, q, h, b), position = positions.position(q, b);
+    // Terms of the query-key distance alone become tables read by a vector load (lower/modifier_hoisting.hpp).
+    const DistanceTables tables{q.name(), k.name(), [&](const Halide::Expr& bb) { return positions.offset(bb); },
+                                h, b, &ctx.roles, &ctx};
+    const HoistingBackend backend{HalideBackend{&ctx.inputs}, &tables, position, k};
+    const TrackedExpr placeholder_q{position, TrackedExpr::query, 0, true, false};
+    const TrackedExpr placeholder_k{k, TrackedExpr::key, 0, false, true};
+    struct Env {
+        TrackedExpr score, b, h, q_idx, kv_idx;
+    };
+    Halide::Expr modified =
+        dsl::ex::evaluate(layer.expr, Env{{score, TrackedExpr::score}, {b}, {h}, placeholder_q, placeholder_k}, backend).e;
     if (!modified.type().is_float()) modified = Halide::cast<float>(modified);
     Halide::Func f(ctx.name("modify"));
     // Only the test is strict: strict_float over the whole select would take the fast-math flags
