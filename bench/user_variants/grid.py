@@ -15,6 +15,7 @@ Semantics (user_variants.hpp): q (1, 8, L, 64), k and v (1, 1, L, 64) float32 (m
                                   buckets (32: exact below 16, logarithmic to 128), bucket_bias (8, 32) float32
   lambda_alibi                    causal; score - 2^-(h+1) |i - j|
   lambda_softcap                  causal; 20 tanh(score / 20)
+  lambda_key_penalty              causal; score - log(j + 1) / 4
 
 attnforge is timed by its own command built over these kernels (attnforge_user_variants bench: median of calls
 over 0.5 s), FlexAttention by bench/timing.py's protocol (torch.compile, the block mask built once from the
@@ -50,6 +51,7 @@ VARIANTS = {
     "lambda_t5_bias": ("window", "t5_bias", None, "lambda_window"),
     "lambda_alibi": ("causal", "alibi", None, "lambda_causal"),
     "lambda_softcap": ("causal", "softcap", None, "lambda_causal"),
+    "lambda_key_penalty": ("causal", "key_penalty", None, "lambda_causal"),
 }
 BUILTINS = {"builtin_causal": ("causal", None), "builtin_window": ("window", None)}
 
@@ -84,6 +86,8 @@ def modify_np(modifier, s, h, i, j, table):
         return s - 2.0 ** -(h + 1) * np.abs(i - j)
     if modifier == "softcap":
         return CAP * np.tanh(s / CAP)
+    if modifier == "key_penalty":
+        return s - np.log(j + 1.0) / 4
     if modifier == "t5_bias":
         d = i - j
         return CAP * np.tanh((s + table[h, t5_bucket(d, np).astype(np.int64).clip(0, 31)]) / CAP)
@@ -161,6 +165,8 @@ class FlexUser(Flex):
             score_mod = lambda s, b, h, i, j: s - torch.exp2(-(h + 1).float()) * (i - j).abs()
         elif modifier == "softcap":
             score_mod = lambda s, b, h, i, j: CAP * torch.tanh(s / CAP)
+        elif modifier == "key_penalty":
+            score_mod = lambda s, b, h, i, j: s - torch.log(j + 1.0) / 4
         elif modifier == "t5_bias":
             score_mod = lambda s, b, h, i, j: CAP * torch.tanh(
                 (s + table[h, t5_bucket((i - j).clamp(min=0), torch).long()]) / CAP)  # masked pairs: in range too

@@ -2,8 +2,8 @@
 // beside the built-in that means the same where one exists. Multi-query attention as the measurements of
 // FlexAttention's own examples use it: 8 query heads, one key/value head, E = 64, one sequence ("tokens").
 // Built by this folder's CMakeLists.txt with attnforge_add_kernel_library, as a project of its own would;
-// bench/user_variants/bench.cpp times them (bench/run --user), tests/kernels/test_user_block_skipping.cpp
-// probes which key blocks their kernels visit.
+// bench/user_variants/grid.py times them (bench/run --user), tests/kernels/test_user_variants.cpp checks them
+// against the interpreter and probes which key blocks their kernels visit.
 #pragma once
 
 #include <attnforge/dsl.hpp>
@@ -88,8 +88,16 @@ inline constexpr auto lambda_softcap = make_graph<"lambda_softcap">(weighted_sum
                  causal)),
     v));
 
+// A per-key penalty (later keys weigh less: score − log(kv_idx + 1) / 4) over causal; against lambda_causal.
+inline constexpr auto lambda_key_penalty = make_graph<"lambda_key_penalty">(weighted_sum(
+    softmax(mask(modify(score(q, k),
+                        [](auto score, auto, auto, auto, auto kv_idx) { return score - ex::log(kv_idx + 1) / 4; }),
+                 causal)),
+    v));
+
 inline constexpr auto all =
     boost::hana::make_tuple(lambda_causal, builtin_causal, lambda_window, builtin_window, lambda_chunked,
-                            lambda_global_window, lambda_dilated, lambda_t5_bias, lambda_alibi, lambda_softcap);
+                            lambda_global_window, lambda_dilated, lambda_t5_bias, lambda_alibi, lambda_softcap,
+                            lambda_key_penalty);
 
 }  // namespace user_variants

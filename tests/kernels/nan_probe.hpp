@@ -1,5 +1,5 @@
 // The NaN probe of which key blocks a kernel visits (tests/kernels/test_block_skipping.cpp,
-// test_user_block_skipping.cpp). Kernels multiply a masked key's value by an exact 0 (docs/robustness.md), so
+// test_user_variants.cpp). Kernels multiply a masked key's value by an exact 0 (docs/robustness.md), so
 // a NaN in V at a masked key reaches every row of that head whose kernel visits the key's block: NaN values
 // at keys dead for some rows must leave those rows finite and as they were.
 #pragma once

@@ -220,7 +220,8 @@ struct Roles {
     std::vector<AttentionCore> cores;
     std::vector<RowOperation> row_operations;  // layer_norm
     std::vector<Halide::Func> tables;          // small compute_root tables (positional encodings)
-    // A score modifier's terms of the query-key distance, (d, h, b), once per call (lower/modifier_hoisting.hpp).
+    // A score modifier's terms of the query-key distance (d, h, b) or of the key (k, h, b), once per call
+    // (lower/modifier_hoisting.hpp).
     std::vector<Halide::Func> distance_tables;
     std::vector<Halide::Func> elementwise;     // element-wise results computed once per call (rope)
     // Copies made once per call for the projections over bf16 pairs (each Func once): inputs staged in bf16

@@ -1,9 +1,12 @@
-// Score modifiers with their relative-position terms hoisted out of the score loop. A term of a modifier that
-// depends on the query and the key only through their distance q_idx − kv_idx (and on h, b) — a T5 bucket and
-// its bias, ALiBi's slope times |q_idx − kv_idx|, a clipped relative bias — is one value per distance: it becomes
-// a table (d, h, b) computed once per call (Roles::distance_tables), read at d = q_idx − kv_idx. Along a vector of
-// consecutive keys that index falls by one per lane, so the read is a vector load (reversed) where the term was
-// a gather from its input and a float64 computation of the index per score.
+// Score modifiers with their terms of the key alone or of the query-key distance alone hoisted out of the score
+// loop. A term that depends on the query and the key only through their distance q_idx − kv_idx (and on h, b) — a
+// T5 bucket and its bias, ALiBi's slope times |q_idx − kv_idx|, a clipped relative bias — is one value per
+// distance: it becomes a table (d, h, b) computed once per call (Roles::distance_tables), read at
+// d = q_idx − kv_idx. Along a vector of consecutive keys that index falls by one per lane, so the read is a vector
+// load (reversed) where the term was a gather from its input and a float64 computation of the index per score.
+// A term of the key alone (a per-key penalty log(kv_idx + 1)) becomes a table (k, h, b) the same way, read by a
+// vector load at the key. Terms of the query alone need nothing: they do not change along the keys, and Halide
+// lifts them out of the loop over the keys.
 #pragma once
 
 #include <attnforge/codegen/lower/expressions.hpp>
@@ -27,14 +30,23 @@ struct DistanceTables {
     Roles* roles;
     LoweringContext* ctx;
 
-    // term(q_idx, kv_idx, h, b) as a table of the distance, read at q_idx − kv_idx.
-    Halide::Expr hoist(const Halide::Expr& term, const Halide::Expr& q_idx, const Halide::Expr& kv_idx) const {
+    // term(q_idx, kv_idx, h, b) as a table of the distance, read at q_idx − kv_idx: term(d + k, k) = term(d, 0).
+    Halide::Expr hoist_distance(const Halide::Expr& term, const Halide::Expr& q_idx, const Halide::Expr& kv_idx) const {
         using Halide::Internal::substitute;
         Halide::Var d("d");
         Halide::Func table(ctx->name("distance_table"));
         table(d, h, b) = substitute(key_var, Halide::Expr(0), substitute(query_var, d - query_offset(b), term));
         roles->distance_tables.push_back(table);
         return table(q_idx - kv_idx, h, b);
+    }
+
+    // term(kv_idx, h, b) as a table of the key, read at kv_idx.
+    Halide::Expr hoist_key(const Halide::Expr& term, const Halide::Expr& kv_idx) const {
+        Halide::Var k("key");
+        Halide::Func table(ctx->name("key_table"));
+        table(k, h, b) = Halide::Internal::substitute(key_var, k, term);
+        roles->distance_tables.push_back(table);
+        return table(kv_idx, h, b);
     }
 };
 
@@ -58,13 +70,15 @@ struct HoistingBackend {
             const TrackedExpr x[] = {a...};
             if ((x[0].is_query && x[1].is_key) || (x[0].is_key && x[1].is_query)) uses = TrackedExpr::distance;
         }
-        // Where this operation mixes a distance term with the score, the query or the key, each operand that is a
-        // term of the distance alone (more than the distance itself) becomes a table.
-        const bool mixes = (uses & TrackedExpr::score) ||
-                           ((uses & TrackedExpr::distance) && (uses & (TrackedExpr::query | TrackedExpr::key)));
+        // Where this operation mixes the score, the query, the key or the distance, each operand that is a term of
+        // the distance alone or of the key alone (more than the placeholder itself) becomes a table.
+        const unsigned placeholders = uses & (TrackedExpr::query | TrackedExpr::key | TrackedExpr::distance);
+        const bool mixes = (uses & TrackedExpr::score) || (placeholders & (placeholders - 1)) != 0;
         auto operand = [&](const TrackedExpr& x) {
-            return mixes && x.uses == TrackedExpr::distance && x.operations > 1 ? tables->hoist(x.e, q_idx, kv_idx)
-                                                                                : x.e;
+            if (!mixes || x.operations <= 1) return x.e;
+            if (x.uses == TrackedExpr::distance) return tables->hoist_distance(x.e, q_idx, kv_idx);
+            if (x.uses == TrackedExpr::key) return tables->hoist_key(x.e, kv_idx);
+            return x.e;
         };
         return {inner.call(op, operand(a)...), uses, (a.operations + ... + 1)};
     }

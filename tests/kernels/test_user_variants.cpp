@@ -1,9 +1,13 @@
-// Kernels skip the key blocks a predicate written as a lambda removes for a whole query tile, from the
-// predicate's expression alone (its bounds over each block, codegen/lower/expression_bounds.hpp), and visit the
-// same blocks as the built-in mask that means the same. Checked by what the kernels do, with the NaN probe
-// (nan_probe.hpp), on the user variants of bench/user_variants (multi-query, 8 query heads, one K/V head).
-#define BOOST_TEST_MODULE user_block_skipping
+// The user variants of bench/user_variants (masks and modifiers written as lambdas; multi-query, 8 query heads,
+// one K/V head), a kernel library of their own: every kernel against the interpreter, and the key blocks their
+// kernels skip. A predicate's dead blocks are skipped from its expression alone (its bounds over each block,
+// codegen/lower/expression_bounds.hpp), as many as the built-in mask that means the same; checked by what the
+// kernels do, with the NaN probe (nan_probe.hpp).
+#define BOOST_TEST_MODULE user_variants
 #include "nan_probe.hpp"
+#include <attnforge/runtime/engine.hpp>
+#include <attnforge/runtime/reference.hpp>
+#include <attnforge/testing/compare.hpp>
 
 #include <set>
 #include <utility>
@@ -44,6 +48,26 @@ const runtime::KernelEntry& streaming_kernel(const char* variant) {
 }
 
 }  // namespace
+
+// Every kernel (lambda masks, modifiers whose terms became tables of the distance or of the key) within
+// docs/contract.md §5 of the interpreter: one query, lengths inside and across tiles, two batch entries, a
+// length that is no multiple of any tile.
+BOOST_AUTO_TEST_CASE(every_kernel_matches_the_interpreter) {
+    int checked = 0;
+    for (const runtime::KernelEntry& k : runtime::registry())
+        for (const Sizes& sizes : {Sizes{1, 0, {{"tokens", 1}}}, Sizes{2, 0, {{"tokens", 129}}},
+                                   Sizes{1, 0, {{"tokens", 700}}}}) {
+            const runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(k.signature(), sizes, {});
+            const auto reference = runtime::interpret(k.variant, inputs, k.result);
+            const auto got = runtime::to_float64(runtime::run_kernel(k, inputs));
+            const double error = attnforge::testing::max_abs_diff(got, reference);
+            BOOST_TEST(error <= attnforge::testing::contract_bound(reference),
+                       k.name << " at L = " << sizes.length.at("tokens") << ", B = " << sizes.batch << ": error "
+                              << error);
+            ++checked;
+        }
+    BOOST_TEST(checked >= 33, "kernel runs checked: " << checked);
+}
 
 // Dead for the rows [768, 1024): keys [0, 256) under a causal window of 256 (they see keys ≥ 512) and under the
 // dilated window of 512 (keys ≥ 256), keys [256, 512) past the global tokens, keys [0, 512) from the chunk
