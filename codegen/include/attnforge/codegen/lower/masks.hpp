@@ -57,19 +57,8 @@ template <class Expr>
 Lowered apply_layer(const dsl::modify_layer<Expr>& layer, const Lowered& s, RunTimeKeeps&,
                     const QueryPositions& positions, LoweringContext& ctx) {
     Halide::Var k("k"), q("q"), h("h"), b("b");
-    const Halide::Expr score = s.func(k, q, h, b), position = positions.position(q, b);
-    // Terms of the query-key distance alone become tables read by a vector load (lower/modifier_hoisting.hpp).
-    const DistanceTables tables{q.name(), k.name(), [&](const Halide::Expr& bb) { return positions.offset(bb); },
-                                h, b, &ctx.roles, &ctx};
-    const HoistingBackend backend{HalideBackend{&ctx.inputs}, &tables, position, k};
-    const TrackedExpr placeholder_q{position, TrackedExpr::query, 0, true, false};
-    const TrackedExpr placeholder_k{k, TrackedExpr::key, 0, false, true};
-    struct Env {
-        TrackedExpr score, b, h, q_idx, kv_idx;
-    };
-    Halide::Expr modified =
-        dsl::ex::evaluate(layer.expr, Env{{score, TrackedExpr::score}, {b}, {h}, placeholder_q, placeholder_k}, backend).e;
-    if (!modified.type().is_float()) modified = Halide::cast<float>(modified);
+    const Halide::Expr score = s.func(k, q, h, b);
+    const Halide::Expr modified = lower_modifier(layer.expr, score, q, k, h, b, positions, ctx);
     Halide::Func f(ctx.name("modify"));
     // Only the test is strict: strict_float over the whole select would take the fast-math flags
     // (FMA contraction) from the modifier's own arithmetic too (a soft-cap's tanh, 2x its cost).

@@ -54,7 +54,7 @@ struct HoistingBackend {
     HalideBackend inner;
     const DistanceTables* tables;
 
-    HoistingBackend indices() const { return {inner.indices(), tables}; }
+    HoistingBackend indices() const { return {inner.indices(), tables, q_idx, kv_idx}; }
 
     TrackedExpr constant(double v) const { return {inner.constant(v)}; }
 
@@ -85,5 +85,24 @@ struct HoistingBackend {
 
     Halide::Expr q_idx, kv_idx;  // the placeholders' expressions, where a table is read
 };
+
+// A score modifier's value at score `score` (of the pair (k, q) of head h, batch entry b, the query at its
+// position), float32, with its distance and key terms as tables.
+template <class Expr>
+Halide::Expr lower_modifier(const Expr& modifier, const Halide::Expr& score, const Halide::Var& q, const Halide::Var& k,
+                            const Halide::Var& h, const Halide::Var& b, const QueryPositions& positions,
+                            LoweringContext& ctx) {
+    const Halide::Expr position = positions.position(q, b);
+    const DistanceTables tables{q.name(), k.name(), [&](const Halide::Expr& bb) { return positions.offset(bb); },
+                                h, b, &ctx.roles, &ctx};
+    const HoistingBackend backend{HalideBackend{&ctx.inputs}, &tables, position, k};
+    struct Env {
+        TrackedExpr score, b, h, q_idx, kv_idx;
+    };
+    const Env env{{score, TrackedExpr::score}, {b}, {h}, {position, TrackedExpr::query, 0, true, false},
+                  {k, TrackedExpr::key, 0, false, true}};
+    Halide::Expr modified = dsl::ex::evaluate(modifier, env, backend).e;
+    return modified.type().is_float() ? modified : Halide::cast<float>(modified);
+}
 
 }  // namespace attnforge::codegen

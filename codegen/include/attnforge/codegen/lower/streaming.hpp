@@ -76,11 +76,11 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     // A key tile a predicate cannot keep for the whole query tile (its bounds over the block, from the
     // expression): a test per tile, not per pair.
     if (!core.run_time.block_truths.empty()) {
-        const PairBlock block{pos.position(qt * Qb, b), pos.position(qt * Qb + (Qb - 1), b), rb * Kb,
+        const PairBlock pairs{pos.position(qt * Qb, b), pos.position(qt * Qb + (Qb - 1), b), rb * Kb,
                               rb * Kb + (Kb - 1), h, b};
         Expr live = Halide::Internal::const_true();
         for (const auto& bounds : core.run_time.block_truths)
-            if (bounds.skips) live = live && bounds.over(block).can_be_true;  // else a test that never skips
+            if (bounds.skips) live = live && bounds.over(pairs).can_be_true;  // else a test that never skips
         rb.where(live);
     }
     if (block_ranges && !core.run_time.keeps.empty()) {
