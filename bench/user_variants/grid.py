@@ -156,7 +156,7 @@ class FlexUser(Flex):
     """FlexAttention over the user variants: mask_mod and score_mod as above, the block mask built once per
     (variant, L), K and V of one head shared by the 8 query heads (enable_gqa)."""
 
-    def mods(self, name, inputs):
+    def user_mods(self, name, inputs):
         torch = self.torch
         mask, modifier = VARIANTS[name][:2]
         table = torch.from_numpy(np.ascontiguousarray(inputs["bucket_bias"]))
@@ -177,7 +177,7 @@ class FlexUser(Flex):
         torch.set_num_threads(threads)
         L = inputs["q"].shape[2]
         if (name, L) not in memo:
-            score_mod, mask_mod = self.mods(name, inputs)
+            score_mod, mask_mod = self.user_mods(name, inputs)
             memo[(name, L)] = (score_mod, self.create_block_mask(mask_mod, None, None, L, L, device="cpu"))
         score_mod, block_mask = memo[(name, L)]
         q, k, v = (torch.from_numpy(np.ascontiguousarray(inputs[n])) for n in ("q", "k", "v"))

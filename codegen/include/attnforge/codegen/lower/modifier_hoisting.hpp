@@ -18,8 +18,9 @@ struct TrackedExpr {
     enum : unsigned { score = 1, query = 2, key = 4, distance = 8 };
     Halide::Expr e;
     unsigned uses = 0;   // of the bits above; h and b are free (a table is indexed by them)
-    int operations = 0;  // in its subtree: a bare distance is not worth a table
-    bool is_query = false, is_key = false;  // the placeholder itself
+    int operations = 0;  // in its subtree (0: a placeholder or a constant); a bare distance is not worth a table
+
+    bool is_placeholder(unsigned which) const { return uses == which && operations == 0; }
 };
 
 // What makes the tables: the Vars the placeholders are written with, and where the tables go.
@@ -27,8 +28,7 @@ struct DistanceTables {
     std::string query_var, key_var;                     // q and k of the scores (k, q, h, b)
     std::function<Halide::Expr(const Halide::Expr& b)> query_offset;  // q_idx = q + query_offset(b)
     Halide::Var h, b;
-    Roles* roles;
-    LoweringContext* ctx;
+    LoweringContext* ctx;  // names the tables and keeps them in its roles
 
     // term(q_idx, kv_idx, h, b) as a table of the distance, read at q_idx − kv_idx: term(d + k, k) = term(d, 0).
     Halide::Expr hoist_distance(const Halide::Expr& term, const Halide::Expr& q_idx, const Halide::Expr& kv_idx) const {
@@ -36,7 +36,7 @@ struct DistanceTables {
         Halide::Var d("d");
         Halide::Func table(ctx->name("distance_table"));
         table(d, h, b) = substitute(key_var, Halide::Expr(0), substitute(query_var, d - query_offset(b), term));
-        roles->distance_tables.push_back(table);
+        ctx->roles.distance_tables.push_back(table);
         return table(q_idx - kv_idx, h, b);
     }
 
@@ -45,7 +45,7 @@ struct DistanceTables {
         Halide::Var k("key");
         Halide::Func table(ctx->name("key_table"));
         table(k, h, b) = Halide::Internal::substitute(key_var, k, term);
-        roles->distance_tables.push_back(table);
+        ctx->roles.distance_tables.push_back(table);
         return table(kv_idx, h, b);
     }
 };
@@ -68,7 +68,9 @@ struct HoistingBackend {
         unsigned uses = (a.uses | ... | 0u);
         if constexpr (std::is_same_v<Op, dsl::ex::op::sub> && sizeof...(A) == 2) {
             const TrackedExpr x[] = {a...};
-            if ((x[0].is_query && x[1].is_key) || (x[0].is_key && x[1].is_query)) uses = TrackedExpr::distance;
+            const bool query_key = x[0].is_placeholder(TrackedExpr::query) && x[1].is_placeholder(TrackedExpr::key);
+            const bool key_query = x[0].is_placeholder(TrackedExpr::key) && x[1].is_placeholder(TrackedExpr::query);
+            if (query_key || key_query) uses = TrackedExpr::distance;
         }
         // Where this operation mixes the score, the query, the key or the distance, each operand that is a term of
         // the distance alone or of the key alone (more than the placeholder itself) becomes a table.
@@ -94,13 +96,12 @@ Halide::Expr lower_modifier(const Expr& modifier, const Halide::Expr& score, con
                             LoweringContext& ctx) {
     const Halide::Expr position = positions.position(q, b);
     const DistanceTables tables{q.name(), k.name(), [&](const Halide::Expr& bb) { return positions.offset(bb); },
-                                h, b, &ctx.roles, &ctx};
+                                h, b, &ctx};
     const HoistingBackend backend{HalideBackend{&ctx.inputs}, &tables, position, k};
     struct Env {
         TrackedExpr score, b, h, q_idx, kv_idx;
     };
-    const Env env{{score, TrackedExpr::score}, {b}, {h}, {position, TrackedExpr::query, 0, true, false},
-                  {k, TrackedExpr::key, 0, false, true}};
+    const Env env{{score, TrackedExpr::score}, {b}, {h}, {position, TrackedExpr::query}, {k, TrackedExpr::key}};
     Halide::Expr modified = dsl::ex::evaluate(modifier, env, backend).e;
     return modified.type().is_float() ? modified : Halide::cast<float>(modified);
 }

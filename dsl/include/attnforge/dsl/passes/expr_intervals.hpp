@@ -41,7 +41,6 @@ struct double_scalars {
     static real log(real a) { return std::log(a); }
     static boolean is_nan(real a) { return std::isnan(a); }
     static real pick(boolean c, real a, real b) { return c ? a : b; }
-    static boolean pick(boolean c, boolean a, boolean b) { return c ? a : b; }
     static boolean all(boolean a, boolean b) { return a && b; }
     static boolean any(boolean a, boolean b) { return a || b; }
     static boolean negate(boolean a) { return !a; }
