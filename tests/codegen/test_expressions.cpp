@@ -28,7 +28,7 @@ void same_element_everywhere(const E& index_of_q, int n, const char* what) {
     Halide::Var c("c"), r("r"), q("q");
     Halide::Func input("table_in");
     input(c, r) = buffer(c, r);
-    std::map<std::string, cg::Lowered, std::less<>> inputs{{"table", cg::Lowered{input, {columns, 1}, true, {}}}};
+    std::map<std::string, cg::Lowered, std::less<>> inputs{{"table", cg::Lowered{input, {columns, 1}, true, {}, {}, {}}}};
     Halide::Func f("reads");
     f(q) = ex::evaluate(e, cg::HalideEnv{Halide::Expr(), 0, 0, q, 0}, cg::HalideBackend{&inputs});
     const Halide::Buffer<float> kernel = f.realize({n});

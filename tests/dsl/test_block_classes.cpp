@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(no_block_is_ever_classified_wrongly) {
     }
 }
 
-// What a code generator says of a predicate: whether its bounds find any dead block (else every block is
+// What a code generator makes of a predicate: whether its bounds find any dead block (else every block is
 // visited, and the build says so in one line).
 BOOST_AUTO_TEST_CASE(which_predicates_skip_blocks) {
     BOOST_TEST(ex::finds_dead_blocks(window.expr));
@@ -170,4 +170,16 @@ BOOST_AUTO_TEST_CASE(which_predicates_skip_blocks) {
     BOOST_TEST(!ex::finds_dead_blocks(documents.expr));  // reads only: its blocks are known at run time
     constexpr auto everywhere = dsl::predicate([](auto, auto, auto q, auto kv) { return q - kv < 1e9; });
     BOOST_TEST(!ex::finds_dead_blocks(everywhere.expr));
+}
+
+// And whether they find a full block (a kernel then visits those blocks without the predicate).
+BOOST_AUTO_TEST_CASE(which_predicates_fill_blocks) {
+    BOOST_TEST(ex::finds_full_blocks(window.expr));
+    BOOST_TEST(ex::finds_full_blocks(chunked.expr));
+    BOOST_TEST(!ex::finds_full_blocks(dilated.expr));  // every second key, in every block
+    BOOST_TEST(ex::finds_full_blocks(global_and_window.expr));
+    BOOST_TEST(ex::finds_full_blocks(clipped.expr));
+    BOOST_TEST(!ex::finds_full_blocks(documents.expr));
+    constexpr auto everywhere = dsl::predicate([](auto, auto, auto q, auto kv) { return q - kv < 1e9; });
+    BOOST_TEST(ex::finds_full_blocks(everywhere.expr));
 }

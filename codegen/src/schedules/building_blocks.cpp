@@ -133,7 +133,9 @@ void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& lev
     const int lanes = tiles.lanes;
     // The tile stored from the accumulators: the scaled product, or the final scores where a modifier
     // would otherwise be evaluated at every read (CoreCommon::store_scores; the product then inlined).
-    Func dot = core.store_scores ? core.scores : core.dot.scaled, sum = core.dot.sum;
+    // Where predicates fill blocks, the scores before them (both passes read them; lower/streaming.hpp).
+    Func stored = core.full_block_scores.defined() ? core.full_block_scores : core.scores;
+    Func dot = core.store_scores ? stored : core.dot.scaled, sum = core.dot.sum;
     const std::vector<Var> d = dot.args();  // (k, q, h, b)
     Var ko("ko"), ki("ki"), qo("qo"), qi("qi");
     dot.compute_at(level)

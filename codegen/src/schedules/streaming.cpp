@@ -12,8 +12,17 @@ void schedule_core(StreamingCore core, const Owner& owner, const Tiles& tiles, c
     Func state = core.state;
     const std::vector<Var> s = state.args();  // (e, qi, qt, h, b)
     state.compute_at(out, t).vectorize(s[0], lanes, TailStrategy::RoundUp);
-    const RVar rb = state.rvars(0).at(0);
-    state.update().reorder(s[0], s[1], rb).vectorize(s[0], lanes, TailStrategy::RoundUp);
+    const std::vector<RVar> passes_and_blocks = state.rvars(0);  // (block) or (block, pass)
+    const RVar rb = passes_and_blocks.at(0);
+    if (passes_and_blocks.size() == 1) {
+        state.update().reorder(s[0], s[1], rb);
+    } else {
+        // The passes over the blocks (lower/streaming.hpp) outermost and unrolled: in the first copy the
+        // pass is 0, and the predicates that fill blocks are gone from its scores.
+        const RVar pass = passes_and_blocks[1];
+        state.update().reorder(s[0], s[1], rb, pass).unroll(pass);
+    }
+    state.update().vectorize(s[0], lanes, TailStrategy::RoundUp);
 
     // Everything of one key block is computed inside the block loop.
     schedule_score_product(core, Halide::LoopLevel(state, rb), Halide::LoopLevel(out, t), tiles, k);

@@ -115,11 +115,15 @@ struct BlockTruth {
 struct RunTimeKeeps {
     std::vector<Halide::Func> keeps;
     bool use_heads = false;  // some keep reads h: ranges per head, else per batch entry
-    // The predicates among them, bounded over a block of pairs: the streaming strategy skips a key tile that
-    // one of them cannot keep for a whole query tile, with or without the pre-pass (which also reads inputs).
+    // The predicates (those among them, and a sliding window's), bounded over a block of pairs: the streaming
+    // strategy skips a key tile that one of them cannot keep for a whole query tile, with or without the
+    // pre-pass (which also reads inputs), and visits a key tile that all those that fill blocks keep whole
+    // without evaluating them.
     struct PredicateBounds {
         std::function<BlockTruth(const PairBlock&)> over;
-        bool skips = true;  // the analysis finds dead blocks (dsl::ex::finds_dead_blocks); else the generator says so
+        bool skips = true;   // the analysis finds dead blocks (dsl::ex::finds_dead_blocks); else the generator says so
+        bool fills = false;  // it finds full blocks (dsl::ex::finds_full_blocks)
+        Halide::Func keep;   // keep(k, q, h, b)
     };
     std::vector<PredicateBounds> block_truths;
 };
@@ -140,6 +144,10 @@ struct CoreCommon {
     // product's registers) where it would store the bare product, since the softmax reads every score
     // twice (its max, then its exp) and an inlined modifier (a soft-cap's tanh) would be evaluated twice.
     bool store_scores = false;
+    // The scores where every predicate that fills blocks (RunTimeKeeps::PredicateBounds::fills) holds: those
+    // of a key tile they keep whole (the streaming strategy). scores = full_block_scores where they all keep
+    // the pair, −∞ elsewhere. Undefined where no predicate fills blocks or the strategy is not streaming.
+    Halide::Func full_block_scores;
     // Under Tiles::bf16_products, where P·V multiplies pairs of keys (lower/bf16_pairs.hpp): V rounded to bf16
     // and packed (pair, e, k/2, h, b), zero past Lk, and P rounded to bf16 where it meets V (materialized:
     // (k, q, h, b), zero past Lk; streaming: (kk, qi, qt, h, b, kb)). Else undefined.

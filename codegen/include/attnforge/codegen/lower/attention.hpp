@@ -65,10 +65,20 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         in.positions.lengths = lowered.keys.valid_keys;
         in.positions.query_count = in.scores.extents[1];
     }
-    boost::hana::for_each(p.layers, [&](const auto& layer) {
-        in.scores = detail::apply_layer(layer, in.scores, in.run_time, in.positions, ctx);
-        in.modified |= detail::is_modify_layer<std::decay_t<decltype(layer)>>::value;
-    });
+    // Under the streaming plan the predicates that fill blocks come last (lower/masks.hpp, fills_blocks): the
+    // scores before them are those of the blocks they keep whole.
+    const bool streaming = std::holds_alternative<StreamingPlan>(ctx.plan);
+    auto apply_layers = [&](bool deferred) {
+        boost::hana::for_each(p.layers, [&](const auto& layer) {
+            if ((streaming && detail::fills_blocks(layer)) != deferred) return;
+            in.scores = detail::apply_layer(layer, in.scores, in.run_time, in.positions, ctx);
+            in.modified |= detail::is_modify_layer<std::decay_t<decltype(layer)>>::value;
+        });
+    };
+    apply_layers(false);
+    const Lowered before_deferred = in.scores;
+    apply_layers(true);
+    if (in.scores.func.name() != before_deferred.func.name()) in.full_block_scores = before_deferred;
     in.in_base2 = Pattern::masks_only;
     in.band = usable;
     in.name = ctx.name("softmax");

@@ -13,6 +13,21 @@
 
 namespace attnforge::codegen::detail {
 
+// Whether a layer is a predicate whose bounds find full blocks: the streaming strategy visits those without
+// evaluating it (CoreCommon::full_block_scores), and applies it after the other layers, which it commutes with
+// (each layer acts on each score alone, and −∞ stays −∞ through a modifier).
+template <class Layer>
+bool fills_blocks(const Layer&) {
+    return false;
+}
+template <class Spec>
+bool fills_blocks(const dsl::mask_layer<Spec>& layer) {
+    if constexpr (dsl::is_predicate_spec<Spec>)
+        return dsl::ex::finds_full_blocks(layer.spec.expr);
+    else
+        return false;
+}
+
 template <class Spec>
 Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTimeKeeps& run_time,
                     const QueryPositions& positions, LoweringContext& ctx) {
@@ -38,18 +53,22 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
     Halide::Func f(ctx.name("mask"));
     f(k, q, h, b) = ieee(Halide::select(keep, s.func(k, q, h, b), minus_infinity()));
     // Bands (causal, sliding window) are skipped by loop bounds known when generating; any other mask
-    // can be skipped by block ranges computed at run time.
-    if constexpr (dsl::is_run_time_mask<Spec>) {
-        Halide::Func kept(ctx.name("mask_keep"));
+    // can be skipped by block ranges computed at run time. Every predicate, a sliding window's too, is also
+    // bounded over blocks of pairs from its expression (RunTimeKeeps::block_truths).
+    Halide::Func kept;
+    if constexpr (dsl::is_run_time_mask<Spec> || dsl::is_predicate_spec<Spec>) {
+        kept = Halide::Func(ctx.name("mask_keep"));
         kept(k, q, h, b) = keep;
-        run_time.keeps.push_back(kept);
-        if constexpr (dsl::is_predicate_spec<Spec>) {
-            run_time.use_heads |= dsl::ex::checks<decltype(layer.spec.expr)>::template uses<dsl::ex::var_id::h>;
-            run_time.block_truths.push_back(
-                {[expr = layer.spec.expr](const PairBlock& block) { return block_truth(expr, block); },
-                 dsl::ex::finds_dead_blocks(layer.spec.expr)});
-        }
     }
+    if constexpr (dsl::is_run_time_mask<Spec>) {
+        run_time.keeps.push_back(kept);
+        if constexpr (dsl::is_predicate_spec<Spec>)
+            run_time.use_heads |= dsl::ex::checks<decltype(layer.spec.expr)>::template uses<dsl::ex::var_id::h>;
+    }
+    if constexpr (dsl::is_predicate_spec<Spec>)
+        run_time.block_truths.push_back(
+            {[expr = layer.spec.expr](const PairBlock& block) { return block_truth(expr, block); },
+             dsl::ex::finds_dead_blocks(layer.spec.expr), fills_blocks(layer), kept});
     return {f, s.extents};
 }
 

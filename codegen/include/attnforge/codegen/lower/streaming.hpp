@@ -9,7 +9,9 @@
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
+#include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -28,19 +30,32 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     using Halide::Expr;
     const int Kb = plan.key_tile, Qb = plan.query_tile;
     const Expr Lk = core.score_extents[0];
-    Halide::Var kk("kk"), qi("qi"), qt("qt"), h("h"), b("b"), e("e"), kb("kb"), q("q");
+    Halide::Var kk("kk"), qi("qi"), qt("qt"), h("h"), b("b"), e("e"), kb("kb"), q("q"), pass("pass");
     const Expr key = kb * Kb + kk, query = qt * Qb + qi;
     const Expr inf = minus_infinity();
+    // Where predicates fill blocks, the blocks are visited in two passes (below): the blocks they keep whole,
+    // then the others. Every Func of a block then has the pass as its last index, a constant in each pass's
+    // copy of the block loop (the schedule unrolls the passes), so that the first copy has no predicate left.
+    const bool two_passes = core.full_block_scores.defined();
+    std::vector<Halide::Var> row{qi, qt, h, b, kb};
+    if (two_passes) row.push_back(pass);
+    auto with = [&](const Expr& first, const std::vector<Halide::Var>& rest) {
+        std::vector<Expr> args{first};
+        args.insert(args.end(), rest.begin(), rest.end());
+        return args;
+    };
+    Expr score = core.scores(key, query, h, b);
+    if (two_passes) score = Halide::select(pass == 0, core.full_block_scores(key, query, h, b), score);
     Halide::Func block_scores(name + "_block_scores");
     // Scores past Lk (the last block's tail) are masked out here; the score product and the mask inputs
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
-    block_scores(kk, qi, qt, h, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, h, b), inf));
+    block_scores(with(kk, row)) = ieee(Halide::select(key < Lk, score, inf));
 
     const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && values_are_input;
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
         value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b); };
-    const KeyBlock block = key_block(name, block_scores, {qi, qt, h, b, kb}, Kb, plan.lanes, e, value_of_key);
+    const KeyBlock block = key_block(name, block_scores, row, Kb, plan.lanes, e, value_of_key);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
@@ -56,45 +71,60 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
         core.value_pairs(pair, e, k2, h, b) =
             round_to_bf16(Halide::select(pair_key < Lk, core.values(e, Halide::min(pair_key, Lk - 1), h, b), 0.0f));
         core.rounded_weights = Halide::Func(name + "_rounded_weights");
-        core.rounded_weights(kk, qi, qt, h, b, kb) = round_weight_to_bf16(block.exps(kk, qi, qt, h, b, kb));
+        core.rounded_weights(with(kk, row)) = round_weight_to_bf16(block.exps(with(kk, row)));
         Halide::RDom rk = pair_reduction(Kb, "rk");
         core.block_weighted = Halide::Func(name + "_block_weighted_bf16");
-        core.block_weighted(e, qi, qt, h, b, kb) = 0.0f;
-        core.block_weighted(e, qi, qt, h, b, kb) +=
-            pair_product(core.rounded_weights(2 * rk.y + rk.x, qi, qt, h, b, kb),
-                         core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, h / group, b));
+        core.block_weighted(with(e, row)) = 0.0f;
+        core.block_weighted(with(e, row)) += pair_product(core.rounded_weights(with(2 * rk.y + rk.x, row)),
+                                                          core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, h / group, b));
     }
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
     // cache the tile's queries sit offset(b) further), to the valid keys of a cache, to the blocks every
     // predicate can keep, and to the range of live blocks the pre-pass found (a kernel that takes its ranges).
-    Halide::RDom rb(0, (Lk + Kb - 1) / Kb, "rb");
+    // In two passes (rb.y) where predicates fill blocks: the online softmax merges blocks in any order.
+    const Expr blocks = (Lk + Kb - 1) / Kb;
+    Halide::RDom rb = two_passes ? Halide::RDom(0, blocks, 0, 2, "rb") : Halide::RDom(0, blocks, "rb");
+    const Expr key_tile = rb.x;
     const QueryPositions& pos = core.positions;
-    if (core.band.causal) rb.where(rb * Kb <= qt * Qb + (Qb - 1) + pos.offset(b));
-    if (core.band.window >= 0) rb.where(rb * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window) + pos.offset(b));
-    if (pos.cached()) rb.where(rb * Kb < pos.lengths(b));
+    if (core.band.causal) rb.where(key_tile * Kb <= qt * Qb + (Qb - 1) + pos.offset(b));
+    if (core.band.window >= 0) rb.where(key_tile * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window) + pos.offset(b));
+    if (pos.cached()) rb.where(key_tile * Kb < pos.lengths(b));
     // A key tile a predicate cannot keep for the whole query tile (its bounds over the block, from the
-    // expression): a test per tile, not per pair.
+    // expression): a test per tile, not per pair. A key tile that every predicate that fills blocks keeps
+    // whole is the first pass's, any other the second's.
+    if (two_passes && std::none_of(core.run_time.block_truths.begin(), core.run_time.block_truths.end(),
+                                   [](const auto& bounds) { return bounds.fills; }))
+        throw std::logic_error("attnforge lowering: full-block scores without a predicate that fills blocks");
     if (!core.run_time.block_truths.empty()) {
-        const PairBlock pairs{pos.position(qt * Qb, b), pos.position(qt * Qb + (Qb - 1), b), rb * Kb,
-                              rb * Kb + (Kb - 1), h, b};
-        Expr live = Halide::Internal::const_true();
-        for (const auto& bounds : core.run_time.block_truths)
-            if (bounds.skips) live = live && bounds.over(pairs).can_be_true;  // else a test that never skips
+        const PairBlock pairs{pos.position(qt * Qb, b), pos.position(qt * Qb + (Qb - 1), b), key_tile * Kb,
+                              key_tile * Kb + (Kb - 1), h, b};
+        Expr live = Halide::Internal::const_true(), full = Halide::Internal::const_true();
+        for (const auto& bounds : core.run_time.block_truths) {
+            if (!bounds.skips && !bounds.fills) continue;  // bounds that never skip nor fill: no test
+            const BlockTruth truth = bounds.over(pairs);
+            if (bounds.skips) live = live && truth.can_be_true;
+            if (bounds.fills) full = full && !truth.can_be_false;
+        }
         rb.where(live);
+        if (two_passes) rb.where(Halide::select(rb.y == 0, full, !full));
     }
     if (block_ranges && !core.run_time.keeps.empty()) {
         const Expr hh = core.run_time.use_heads ? Expr(h) : Expr(0);
-        rb.where(rb >= block_ranges(0, qt, hh, b));
-        rb.where(rb <= block_ranges(1, qt, hh, b));
+        rb.where(key_tile >= block_ranges(0, qt, hh, b));
+        rb.where(key_tile <= block_ranges(1, qt, hh, b));
     }
+    std::vector<Expr> at{qi, qt, h, b, key_tile};
+    if (two_passes) at.push_back(rb.y);
+    std::vector<Expr> at_e{e};
+    at_e.insert(at_e.end(), at.begin(), at.end());
     core.state = Halide::Func(name + "_state");
     core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
     const Expr m_old = core.state(e, qi, qt, h, b)[0];
-    const MergeFactors m = merge_factors(m_old, core.block_max(qi, qt, h, b, rb));
-    core.state(e, qi, qt, h, b) = Halide::Tuple(
-        m.m_new, core.state(e, qi, qt, h, b)[1] * m.keep_old + core.block_sum(qi, qt, h, b, rb) * m.take_block,
-        core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(e, qi, qt, h, b, rb) * m.take_block);
+    const MergeFactors m = merge_factors(m_old, core.block_max(at));
+    core.state(e, qi, qt, h, b) =
+        Halide::Tuple(m.m_new, core.state(e, qi, qt, h, b)[1] * m.keep_old + core.block_sum(at) * m.take_block,
+                      core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(at_e) * m.take_block);
 
     Halide::Func out(name);
     const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];

@@ -283,11 +283,10 @@ block_kind classify_block(const Predicate& predicate, const interval_env& box) {
     return !t.can_be_true ? block_kind::dead : !t.can_be_false ? block_kind::full : block_kind::partial;
 }
 
-// Whether the analysis finds any dead block of `predicate` among blocks of 64 queries × 64 keys over the first
-// 4096 positions (batch entry 0, heads 0 to 7): where it finds none, its bounds skip nothing a kernel could
-// skip (they give up on the expression, or the predicate keeps pairs everywhere), which a code generator says.
+// Whether the analysis finds any block of `kind` of `predicate` among blocks of 64 queries × 64 keys over the
+// first 4096 positions (batch entry 0, heads 0 to 7).
 template <class Predicate>
-bool finds_dead_blocks(const Predicate& predicate) {
+bool finds_blocks(const Predicate& predicate, block_kind kind) {
     constexpr int tile = 64, positions = 4096, heads = 8;
     for (int h = 0; h < heads; ++h)
         for (int q = 0; q < positions; q += tile)
@@ -297,9 +296,22 @@ bool finds_dead_blocks(const Predicate& predicate) {
                 box.h = interval::point(h);
                 box.q_idx = interval::range(q, q + tile - 1);
                 box.kv_idx = interval::range(k, k + tile - 1);
-                if (classify_block(predicate, box) == block_kind::dead) return true;
+                if (classify_block(predicate, box) == kind) return true;
             }
     return false;
+}
+
+// Dead blocks: where the analysis finds none, its bounds skip nothing a kernel could skip (they give up on
+// the expression, or the predicate keeps pairs everywhere), which a code generator says.
+template <class Predicate>
+bool finds_dead_blocks(const Predicate& predicate) {
+    return finds_blocks(predicate, block_kind::dead);
+}
+
+// Full blocks: where the analysis finds some, a kernel visits them without evaluating the predicate.
+template <class Predicate>
+bool finds_full_blocks(const Predicate& predicate) {
+    return finds_blocks(predicate, block_kind::full);
 }
 
 }  // namespace attnforge::dsl::ex
