@@ -11,6 +11,7 @@ Semantics (user_variants.hpp): q (1, 8, L, 64), k and v (1, 1, L, 64) float32 (m
   lambda_chunked                  j <= i and floor(i / 256) == floor(j / 256)
   lambda_global_window            j <= i and (j < 64 or i - j <= 256)
   lambda_dilated                  j <= i and i - j <= 512 and (i - j) even
+  lambda_prefix                   j <= i or j < prefix_length[b] (int32 (B), 512 here: read at b, no pre-pass)
   lambda_t5_bias                  window; score -> 20 tanh((score + bucket_bias[h, bucket(i - j)]) / 20), T5's causal
                                   buckets (32: exact below 16, logarithmic to 128), bucket_bias (8, 32) float32
   lambda_alibi                    causal; score - 2^-(h+1) |i - j|
@@ -39,7 +40,7 @@ from flex_peers import Flex, _FallbackWatch  # noqa: E402
 from timing import time_batch  # noqa: E402
 
 HQ, E, SCALE = 8, 64, 1 / 8
-WINDOW, CHUNK, GLOBALS, CAP = 256, 256, 64, 20.0
+WINDOW, CHUNK, GLOBALS, CAP, PREFIX = 256, 256, 64, 20.0, 512
 
 # name: (mask, modifier, the built-in of the same meaning or None, the same kernel without its modifier or None)
 VARIANTS = {
@@ -48,6 +49,7 @@ VARIANTS = {
     "lambda_chunked": ("chunked", None, None, None),
     "lambda_global_window": ("global_window", None, None, None),
     "lambda_dilated": ("dilated", None, None, None),
+    "lambda_prefix": ("prefix", None, None, None),
     "lambda_t5_bias": ("window", "t5_bias", None, "lambda_window"),
     "lambda_alibi": ("causal", "alibi", None, "lambda_causal"),
     "lambda_softcap": ("causal", "softcap", None, "lambda_causal"),
@@ -69,6 +71,8 @@ def mask_of(mask, i, j, xp):
         return causal & ((j < GLOBALS) | (i - j <= WINDOW))
     if mask == "dilated":
         return causal & (i - j <= 2 * WINDOW) & ((i - j) % 2 == 0)
+    if mask == "prefix":
+        return causal | (j < PREFIX)
     raise ValueError(mask)
 
 
@@ -98,7 +102,8 @@ def make_inputs(L, rng):
     return {"q": rng.standard_normal((1, HQ, L, E), dtype=np.float32),
             "k": rng.standard_normal((1, 1, L, E), dtype=np.float32),
             "v": rng.standard_normal((1, 1, L, E), dtype=np.float32),
-            "bucket_bias": rng.standard_normal((HQ, 32), dtype=np.float32)}
+            "bucket_bias": rng.standard_normal((HQ, 32), dtype=np.float32),
+            "prefix_length": np.full((1,), PREFIX, dtype=np.int32)}
 
 
 def reference(name, inputs):
@@ -127,7 +132,8 @@ def live_fraction(mask, L, rows=512):
 
 
 def inputs_used(name):
-    return ("q", "k", "v", "bucket_bias") if name == "lambda_t5_bias" else ("q", "k", "v")
+    extra = {"lambda_t5_bias": ("bucket_bias",), "lambda_prefix": ("prefix_length",)}.get(name, ())
+    return ("q", "k", "v") + extra
 
 
 class Ours:
@@ -144,10 +150,15 @@ class Ours:
             return np.load(os.path.join(tmp, "out.npy")).astype(np.float64)
 
     def ms(self, name, L, threads):
-        """{threads: median ms} of the streaming kernel at batch 1, sequence L."""
+        """{threads: median ms} of the streaming kernel at batch 1, sequence L (q, k, v synthetic; an index input
+        as make_inputs gives it)."""
         args = [self.exe, "bench", name, "--length", str(L), "--threads", ",".join(map(str, threads)),
                 "--strategy", "streaming", "--no-interpreter", "--json"]
-        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+        with tempfile.TemporaryDirectory() as tmp:
+            if "prefix_length" in inputs_used(name):
+                np.save(os.path.join(tmp, "prefix_length.npy"), np.full((1,), PREFIX, dtype=np.int32))
+                args += ["--input", f"prefix_length={os.path.join(tmp, 'prefix_length.npy')}"]
+            out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
         rows = json.loads(out[out.index("\n[") + 1:])  # the table, then the rows as a JSON array
         return {r["threads"]: r["ms"] for r in rows if r["engine"].endswith("__streaming")}
 

@@ -56,6 +56,15 @@ inline constexpr auto lambda_dilated =
                                                       floor(distance / 2.0) * 2 == distance;
                                            })));
 
+// A prefix LM (T5's, UniLM): every query sees the first prefix_length[b] keys, and the rest causally. The length is
+// read at b alone, so inside the kernel the predicate's bounds over a block read it: blocks above the diagonal past
+// the prefix are skipped with no pre-pass, and blocks below the diagonal or inside the prefix are full.
+inline constexpr auto prefix_length = batch_indices<"prefix_length">();
+inline constexpr auto lambda_prefix =
+    make_graph<"lambda_prefix">(attention(q, k, v, predicate([](auto b, auto, auto q_idx, auto kv_idx) {
+                                              return kv_idx <= q_idx || kv_idx < prefix_length(b);
+                                          })));
+
 // T5's bucketed relative bias (causal: 32 buckets, exact below 16, logarithmic up to 128) read from an (8, 32)
 // table, then a tanh soft-cap of 20, over the causal window; against lambda_window, the modifier's cost.
 inline constexpr auto bucket_bias = weight<"bucket_bias", 8, 32>();
@@ -97,7 +106,7 @@ inline constexpr auto lambda_key_penalty = make_graph<"lambda_key_penalty">(weig
 
 inline constexpr auto all =
     boost::hana::make_tuple(lambda_causal, builtin_causal, lambda_window, builtin_window, lambda_chunked,
-                            lambda_global_window, lambda_dilated, lambda_t5_bias, lambda_alibi, lambda_softcap,
-                            lambda_key_penalty);
+                            lambda_global_window, lambda_dilated, lambda_prefix, lambda_t5_bias, lambda_alibi,
+                            lambda_softcap, lambda_key_penalty);
 
 }  // namespace user_variants

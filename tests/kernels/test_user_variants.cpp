@@ -22,6 +22,16 @@ Probe probe(const char* variant, std::int64_t dead_first, std::int64_t dead_last
     return {variant, {1, 0, {{"tokens", L}}}, {}, "v", 2, dead_first, dead_last, 2, rows_first, rows_last};
 }
 
+// lambda_prefix's probe, its prefix `prefix` keys long.
+Probe prefix_probe(std::int32_t prefix, std::int64_t dead_first, std::int64_t dead_last, std::int64_t rows_first,
+                   std::int64_t rows_last) {
+    Probe p = probe("lambda_prefix", dead_first, dead_last, rows_first, rows_last);
+    p.set_indices = [prefix](runtime::TensorMap& in) {
+        for (std::int32_t& v : in.at("prefix_length").i32) v = prefix;
+    };
+    return p;
+}
+
 // Which (query row, key) pairs of a kernel reach each other: with V NaN at keys [k, k + step) alone, the rows
 // that turn NaN, for every k. Rows of a query tile turn NaN together when it visits the key's block.
 std::set<std::pair<std::int64_t, std::int64_t>> visits(const runtime::KernelEntry& kernel, std::int64_t length,
@@ -82,12 +92,19 @@ BOOST_AUTO_TEST_CASE(lambda_predicates_skip_their_dead_blocks) {
     every_kernel_skips(probe("lambda_chunked", 0, 512, 512, 768), {"streaming"});
 }
 
+// A predicate that reads an input at b alone is bounded by the value the kernel reads, with no pre-pass: under a
+// prefix of 128 keys, keys [512, 1024) are dead for the rows [0, 256).
+BOOST_AUTO_TEST_CASE(a_prefix_read_at_the_batch_entry_skips_blocks) {
+    every_kernel_skips(prefix_probe(128, 512, L, 0, 256), {"streaming"});
+}
+
 // The probe's power: blocks a predicate keeps for some of the rows are visited, and their NaN shows (the window's
 // keys [512, 768) for the rows [768, 1024), the global tokens for every row, the own chunk's keys).
 BOOST_AUTO_TEST_CASE(the_probe_sees_visited_blocks) {
     BOOST_TEST(!skips(streaming_kernel("lambda_window"), probe("lambda_window", 512, 768, 768, L)));
     BOOST_TEST(!skips(streaming_kernel("lambda_global_window"), probe("lambda_global_window", 0, 64, 768, L)));
     BOOST_TEST(!skips(streaming_kernel("lambda_chunked"), probe("lambda_chunked", 512, 768, 512, 768)));
+    BOOST_TEST(!skips(streaming_kernel("lambda_prefix"), prefix_probe(640, 512, 640, 0, 256)));  // inside the prefix
 }
 
 // A lambda window visits exactly the key blocks of the built-in sliding_window (bounds known when generating),

@@ -39,6 +39,9 @@ struct Lowered {
     Halide::Parameter parameter;
 };
 
+// A graph's inputs by name, as the generator binds them.
+using LoweredInputs = std::map<std::string, Lowered, std::less<>>;
+
 // Keys or values as the attention core reads them (lower/kv_source.hpp lowers a dsl::kv_source into it):
 // the one accessor of K and V. Indices as everywhere here, (e, key, head, batch).
 struct KeyValueSource {
@@ -121,8 +124,10 @@ struct RunTimeKeeps {
     // without evaluating them.
     struct PredicateBounds {
         std::function<BlockTruth(const PairBlock&)> over;
-        bool skips = true;   // the analysis finds dead blocks (dsl::ex::finds_dead_blocks); else the generator says so
-        bool fills = false;  // it finds full blocks (dsl::ex::finds_full_blocks)
+        // The analysis finds dead blocks (dsl::ex::finds_dead_blocks), or it reads inputs at indices of b and h
+        // alone, which the kernel reads (lower/masks.hpp); else the generator says so.
+        bool skips = true;
+        bool fills = false;  // likewise, full blocks (dsl::ex::finds_full_blocks)
         Halide::Func keep;   // keep(k, q, h, b)
     };
     std::vector<PredicateBounds> block_truths;
@@ -247,7 +252,7 @@ public:
     explicit LoweringContext(AlgorithmPlan algorithm_plan) : plan(algorithm_plan) {}
 
     // Every input by name; run-time sizes are the extents of these buffers (Lowered::extents).
-    std::map<std::string, Lowered, std::less<>> inputs;
+    LoweredInputs inputs;
     const AlgorithmPlan plan;
     Roles roles;
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once

@@ -208,11 +208,15 @@ constexpr auto select(const C& c, const T& t, const F& f) {
 }
 
 // ---- compile-time questions about a captured expression ------------------------------------------
+// reads_at_points: some read's indices are of b and h alone (prefix_length(b), a window per head): over a
+// block of pairs of one head and batch entry the read is one value, which bounds can use where it is known
+// (inside a kernel; dsl/passes/expr_intervals.hpp).
 template <class E>
 struct checks {
     static constexpr bool typed = true;
     template <var_id V>
     static constexpr bool uses = false;
+    static constexpr bool reads_at_points = false;
 };
 template <class E>
 struct checks<const E> : checks<E> {};
@@ -221,18 +225,22 @@ struct checks<var<W>> {
     static constexpr bool typed = true;
     template <var_id V>
     static constexpr bool uses = V == W;
+    static constexpr bool reads_at_points = false;
 };
 template <class Op, class... A>
 struct checks<apply<Op, A...>> {
     static constexpr bool typed = well_typed<Op, A...>() && (checks<A>::typed && ...);
     template <var_id V>
     static constexpr bool uses = (checks<A>::template uses<V> || ...);
+    static constexpr bool reads_at_points = (checks<A>::reads_at_points || ...);
 };
 template <class In, class... I>
 struct checks<read<In, I...>> {
     static constexpr bool typed = ((I::type == value_type::real && checks<I>::typed) && ...);
     template <var_id V>
     static constexpr bool uses = (checks<I>::template uses<V> || ...);
+    static constexpr bool reads_at_points =
+        !(uses<var_id::score> || uses<var_id::q_idx> || uses<var_id::kv_idx>) || (checks<I>::reads_at_points || ...);
 };
 
 // The graph inputs an expression reads, as a hana::tuple of input nodes, repeats included

@@ -5,6 +5,7 @@
 // stand for unbounded ends, and a NaN makes a comparison false, whose negation ("can be") stays true.
 #pragma once
 
+#include <attnforge/codegen/lower/expressions.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lowering.hpp>
 #include <attnforge/dsl/passes/expr_intervals.hpp>
@@ -12,6 +13,7 @@
 #include <Halide.h>
 
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +41,10 @@ struct HalideScalars {
     static boolean truth(bool a) { return Halide::Internal::make_bool(a); }
     // A result named by a let (block_truth wraps the lets around its answer), so that its readers copy a name.
     static real bind(const real& a);
+    // An input at exact indices (a prefix length at b, a window at h): its value, read from its buffer so that a
+    // reduction's condition on it stays a condition on inputs (lower/expressions.hpp, read_input).
+    template <class In, class... Index>
+    static real read(In, const Index&... index);
 };
 
 using HalideInterval = dsl::ex::basic_interval<HalideScalars>;
@@ -49,15 +55,17 @@ inline dsl::ex::basic_interval_env<HalideScalars> pair_box(const PairBlock& bloc
     dsl::ex::basic_interval_env<HalideScalars> box;
     box.q_idx = HalideInterval::range(wide(block.q_first), wide(block.q_last));
     box.kv_idx = HalideInterval::range(wide(block.k_first), wide(block.k_last));
-    box.b = HalideInterval::range(wide(block.b), wide(block.b));
-    box.h = HalideInterval::range(wide(block.h), wide(block.h));
+    box.b = HalideInterval::single(wide(block.b), true);
+    box.h = HalideInterval::single(wide(block.h), true);
     return box;
 }
 
 namespace bounds_detail {
 
-// The lets of the block_truth being built on this thread (bind outside one leaves its argument as it is).
+// The lets of the block_truth being built on this thread (bind outside one leaves its argument as it is), and the
+// inputs its reads read.
 inline thread_local std::vector<std::pair<std::string, Halide::Expr>>* lets = nullptr;
+inline thread_local const LoweredInputs* inputs = nullptr;
 
 }  // namespace bounds_detail
 
@@ -69,16 +77,26 @@ inline HalideScalars::real HalideScalars::bind(const real& a) {
     return Variable::make(a.type(), name);
 }
 
+template <class In, class... Index>
+HalideScalars::real HalideScalars::read(In, const Index&... index) {
+    const LoweredInputs* inputs = bounds_detail::inputs;
+    if (!inputs) throw std::logic_error("attnforge: a predicate's bounds read an input outside block_truth");
+    return Halide::cast<double>(read_input(inputs->find(In::name.view())->second, {index...}, true));
+}
+
 // The bounds read their operands more than once (a NaN-safe min reads each twice): as a tree the expression
 // would grow exponentially with the predicate's depth (the dilated window did not compile in minutes). Each
 // operation's result is named by a let instead, so the answer grows linearly.
+// `inputs`: what the predicate's reads read (reads at exact indices are bounded by their value).
 template <class Predicate>
-BlockTruth block_truth(const Predicate& predicate, const PairBlock& block) {
+BlockTruth block_truth(const Predicate& predicate, const PairBlock& block, const LoweredInputs& inputs) {
     const dsl::ex::basic_interval_env<HalideScalars> box = pair_box(block);
     std::vector<std::pair<std::string, Halide::Expr>> lets;
     bounds_detail::lets = &lets;
+    bounds_detail::inputs = &inputs;
     const dsl::ex::basic_truth<HalideScalars> t = dsl::ex::truth_over(predicate, box);
     bounds_detail::lets = nullptr;
+    bounds_detail::inputs = nullptr;
     auto wrapped = [&](Halide::Expr e) {
         for (auto it = lets.rbegin(); it != lets.rend(); ++it) e = Halide::Internal::Let::make(it->first, it->second, e);
         return ieee(e);

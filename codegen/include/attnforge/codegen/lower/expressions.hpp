@@ -18,8 +18,37 @@
 
 namespace attnforge::codegen {
 
+// An input at row-major indices `given` (batch first): each rounded down and clamped to its axis before it
+// becomes an integer, as in the interpreter (±inf clamp to the ends, NaN reads index 0, in both). Index inputs
+// (int32) stay integers, so that ids and lengths compare exactly; masks (uint8) become float32 0 or 1.
+// from_buffer: read the input's buffer itself where it has one (a reduction's condition that reads only
+// inputs is lifted out of its loops by Halide; one that calls a Func is not).
+inline Halide::Expr read_input(const Lowered& in, const std::vector<Halide::Expr>& given, bool from_buffer) {
+    const int n = static_cast<int>(given.size());
+    std::vector<Halide::Expr> args;  // innermost first
+    for (int r = n - 1; r >= 0; --r) {
+        Halide::Expr i = given[static_cast<std::size_t>(r)];
+        const Halide::Expr last = in.extents[static_cast<std::size_t>(n - 1 - r)] - 1;
+        if (i.type().is_float()) {
+            const Halide::Type t = i.type();
+            const Halide::Expr f = Halide::floor(i);
+            i = Halide::cast<int>(ieee(Halide::select(Halide::is_nan(f), Halide::cast(t, 0),
+                                                      Halide::clamp(f, Halide::cast(t, 0), Halide::cast(t, last)))));
+        }
+        args.push_back(Halide::clamp(i, 0, last));
+    }
+    Halide::Expr v;
+    if (from_buffer && in.buffer) {
+        v = in.buffer(args);  // the buffer's own axes: those the read gives
+    } else {
+        while (args.size() < in.extents.size()) args.push_back(0);  // an unbatched input's batch index
+        v = in.func(args);
+    }
+    return v.type().is_float() || v.type() == Halide::Int(32) ? v : Halide::cast<float>(v);
+}
+
 struct HalideBackend {
-    const std::map<std::string, Lowered, std::less<>>* inputs;  // what reads (ex::read) read
+    const LoweredInputs* inputs;  // what reads (ex::read) read
     Halide::Type real_type = Halide::Float(32);                 // of real arithmetic; float64 inside a read's indices
 
     // The backend a read's index expressions are evaluated with: real arithmetic in float64, as the
@@ -30,30 +59,10 @@ struct HalideBackend {
         return b;
     }
 
-    // An input at row-major indices: each rounded down and clamped to its axis before it becomes an
-    // integer, as in the interpreter (±inf clamp to the ends, NaN reads index 0, in both).
+    // An input at row-major indices (read_input), through its Func.
     template <class In, class... V>
     Halide::Expr read(In, V... index) const {
-        const Lowered& in = inputs->find(In::name.view())->second;
-        const std::vector<Halide::Expr> given{index...};
-        const int n = static_cast<int>(given.size());
-        std::vector<Halide::Expr> args;  // innermost first
-        for (int r = n - 1; r >= 0; --r) {
-            Halide::Expr i = given[static_cast<std::size_t>(r)];
-            const Halide::Expr last = in.extents[static_cast<std::size_t>(n - 1 - r)] - 1;
-            if (i.type().is_float()) {
-                const Halide::Type t = i.type();
-                const Halide::Expr f = Halide::floor(i);
-                i = Halide::cast<int>(
-                    ieee(Halide::select(Halide::is_nan(f), Halide::cast(t, 0),
-                                        Halide::clamp(f, Halide::cast(t, 0), Halide::cast(t, last)))));
-            }
-            args.push_back(Halide::clamp(i, 0, last));
-        }
-        while (args.size() < in.extents.size()) args.push_back(0);  // an unbatched input's batch index
-        const Halide::Expr v = in.func(args);
-        // Index inputs (int32) stay integers, so that ids and lengths compare exactly; masks (uint8) are 0 or 1.
-        return v.type().is_float() || v.type() == Halide::Int(32) ? v : Halide::cast<float>(v);
+        return read_input(inputs->find(In::name.view())->second, {index...}, false);
     }
 
     Halide::Expr constant(double v) const {

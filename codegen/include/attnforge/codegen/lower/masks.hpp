@@ -13,7 +13,19 @@
 
 namespace attnforge::codegen::detail {
 
-// Whether a layer is a predicate whose bounds find full blocks: the streaming strategy visits those without
+// Whether a predicate's bounds can skip blocks (find dead ones) and fill them (find full ones). On the host the
+// analysis knows no input; a predicate that reads one at indices of b and h alone (a prefix length, a window
+// per head) may do both once the kernel reads it, so it is given both tests.
+template <class Expr>
+bool predicate_skips_blocks(const Expr& expr) {
+    return dsl::ex::checks<Expr>::reads_at_points || dsl::ex::finds_dead_blocks(expr);
+}
+template <class Expr>
+bool predicate_fills_blocks(const Expr& expr) {
+    return dsl::ex::checks<Expr>::reads_at_points || dsl::ex::finds_full_blocks(expr);
+}
+
+// Whether a layer is a predicate that fills blocks: the streaming strategy visits those blocks without
 // evaluating it (CoreCommon::full_block_scores), and applies it after the other layers, which it commutes with
 // (each layer acts on each score alone, and −∞ stays −∞ through a modifier).
 template <class Layer>
@@ -23,7 +35,7 @@ bool fills_blocks(const Layer&) {
 template <class Spec>
 bool fills_blocks(const dsl::mask_layer<Spec>& layer) {
     if constexpr (dsl::is_predicate_spec<Spec>)
-        return dsl::ex::finds_full_blocks(layer.spec.expr);
+        return predicate_fills_blocks(layer.spec.expr);
     else
         return false;
 }
@@ -67,8 +79,10 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
     }
     if constexpr (dsl::is_predicate_spec<Spec>)
         run_time.block_truths.push_back(
-            {[expr = layer.spec.expr](const PairBlock& block) { return block_truth(expr, block); },
-             dsl::ex::finds_dead_blocks(layer.spec.expr), fills_blocks(layer), kept});
+            {[expr = layer.spec.expr, inputs = &ctx.inputs](const PairBlock& block) {
+                 return block_truth(expr, block, *inputs);
+             },
+             predicate_skips_blocks(layer.spec.expr), fills_blocks(layer), kept});
     return {f, s.extents};
 }
 

@@ -6,8 +6,10 @@
 //
 // Conservative by construction: every value the expression takes at a point of the box lies in its interval,
 // also as a kernel computes it in float32 (each real operation whose operands are not all integers widens its
-// bounds by a relative 2⁻¹⁶ and an absolute 2⁻⁴⁰; integer arithmetic is exact). A read of an input is unbounded:
-// its values are known only at run time (a pre-pass reads them). Every "can" is the negation of a definite
+// bounds by a relative 2⁻¹⁶ and an absolute 2⁻⁴⁰; integer arithmetic is exact). A read of an input is unbounded
+// where its values are unknown (on the host; a pre-pass reads them at run time), except that a policy that can
+// read inputs (a kernel's) reads one whose indices are each one exact value (b, h, constants: a prefix length
+// per sequence, a window per head) and bounds it by that value. Every "can" is the negation of a definite
 // comparison, so a NaN bound (∞ − ∞, 0 · ∞) makes a result unknown, never wrong.
 //
 // Generic over the arithmetic of the bounds (a Scalars policy): double_scalars here, evaluated when the box is
@@ -62,10 +64,16 @@ struct basic_interval {
     // 1/|y| to any other integer), so that floor() stays exact (chunks, dilation) where the bounds are widened.
     bool has_floor = false;
     real floor_lo = -S::infinity(), floor_hi = S::infinity();
+    // One value, known exactly (lo, and hi the same): a constant, b or h over a block, integer arithmetic of
+    // those, a value read at such indices. A read whose indices are all exact can be read (interval_backend).
+    bool exact = false;
 
     // A whole constant below 2³⁰ is an integer in a kernel too (codegen's HalideBackend::constant).
     static basic_interval point(double v) {
-        return {S::constant(v), S::constant(v), v == std::floor(v) && std::abs(v) < 0x1p30};
+        return single(S::constant(v), v == std::floor(v) && std::abs(v) < 0x1p30);
+    }
+    static basic_interval single(real v, bool integral) {
+        return {v, v, integral, false, -S::infinity(), S::infinity(), true};
     }
     static basic_interval range(real lo, real hi) { return {lo, hi, true}; }  // of integer indices
     static basic_interval unbounded() { return {}; }
@@ -95,22 +103,43 @@ struct interval_backend {
 
     I constant(double v) const { return I::point(v); }
 
+    // A policy with read(in, indices...) (a kernel's: the input's value, its indices rounded down and clamped as
+    // every read's) reads an input at exact indices; anything else is unknown.
     template <class In, class... Index>
-    I read(In, const Index&...) const {
+    I read(In in, const Index&... index) const {
+        if constexpr (requires { S::read(in, index.lo...); }) {
+            if ((index.exact && ...)) {
+                constexpr bool integer = [] {
+                    if constexpr (requires { In::kind::integer; })
+                        return In::kind::integer;
+                    else
+                        return false;
+                }();
+                return share(I::single(S::read(in, index.lo...), integer));
+            }
+        }
         return I::unbounded();
     }
 
     // Each result is shared (S::bind): a symbolic policy names it once, so that the operations reading it
-    // twice (a NaN-safe min, a rounding) do not copy it.
+    // twice (a NaN-safe min, a rounding) do not copy it. Integer arithmetic of exact values is exact (below 2²⁴;
+    // where a bound was widened past that, an index it gives clamps to the last element either way).
     template <class Op, class... A>
     auto call(Op, const A&... a) const {
-        return share(compute(Op{}, a...));
+        auto r = compute(Op{}, a...);
+        if constexpr (std::is_same_v<decltype(r), I> && (std::is_same_v<A, I> && ...)) {
+            if ((a.exact && ...) && r.integral) {
+                r.hi = r.lo;
+                r.exact = true;
+            }
+        }
+        return share(r);
     }
 
 private:
     static I share(I r) {
         r.lo = S::bind(r.lo);
-        r.hi = S::bind(r.hi);
+        r.hi = r.exact ? r.lo : S::bind(r.hi);
         if (r.has_floor) {
             r.floor_lo = S::bind(r.floor_lo);
             r.floor_hi = S::bind(r.floor_hi);
