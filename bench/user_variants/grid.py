@@ -12,6 +12,8 @@ Semantics (user_variants.hpp): q (1, 8, L, 64), k and v (1, 1, L, 64) float32 (m
   lambda_global_window            j <= i and (j < 64 or i - j <= 256)
   lambda_dilated                  j <= i and i - j <= 512 and (i - j) even
   lambda_prefix                   j <= i or j < prefix_length[b] (int32 (B), 512 here: read at b, no pre-pass)
+  lambda_runtime_window           the window, its length 256 an int32 scalar input
+  lambda_runtime_softcap          the soft-cap, its cap 20 a float32 scalar input
   lambda_t5_bias                  window; score -> 20 tanh((score + bucket_bias[h, bucket(i - j)]) / 20), T5's causal
                                   buckets (32: exact below 16, logarithmic to 128), bucket_bias (8, 32) float32
   lambda_alibi                    causal; score - 2^-(h+1) |i - j|
@@ -46,6 +48,7 @@ WINDOW, CHUNK, GLOBALS, CAP, PREFIX = 256, 256, 64, 20.0, 512
 VARIANTS = {
     "lambda_causal": ("causal", None, "builtin_causal", None),
     "lambda_window": ("window", None, "builtin_window", None),
+    "lambda_runtime_window": ("window", None, "builtin_window", None),
     "lambda_chunked": ("chunked", None, None, None),
     "lambda_global_window": ("global_window", None, None, None),
     "lambda_dilated": ("dilated", None, None, None),
@@ -53,6 +56,7 @@ VARIANTS = {
     "lambda_t5_bias": ("window", "t5_bias", None, "lambda_window"),
     "lambda_alibi": ("causal", "alibi", None, "lambda_causal"),
     "lambda_softcap": ("causal", "softcap", None, "lambda_causal"),
+    "lambda_runtime_softcap": ("causal", "softcap", "lambda_softcap", "lambda_causal"),
     "lambda_key_penalty": ("causal", "key_penalty", None, "lambda_causal"),
 }
 BUILTINS = {"builtin_causal": ("causal", None), "builtin_window": ("window", None)}
@@ -102,8 +106,13 @@ def make_inputs(L, rng):
     return {"q": rng.standard_normal((1, HQ, L, E), dtype=np.float32),
             "k": rng.standard_normal((1, 1, L, E), dtype=np.float32),
             "v": rng.standard_normal((1, 1, L, E), dtype=np.float32),
-            "bucket_bias": rng.standard_normal((HQ, 32), dtype=np.float32),
-            "prefix_length": np.full((1,), PREFIX, dtype=np.int32)}
+            "bucket_bias": rng.standard_normal((HQ, 32), dtype=np.float32), **index_inputs()}
+
+
+def index_inputs():
+    """The inputs that set a mask or modifier's parameters (the same at every size)."""
+    return {"prefix_length": np.full((1,), PREFIX, dtype=np.int32), "window": np.array(WINDOW, dtype=np.int32),
+            "cap": np.array(CAP, dtype=np.float32)}
 
 
 def reference(name, inputs):
@@ -132,7 +141,8 @@ def live_fraction(mask, L, rows=512):
 
 
 def inputs_used(name):
-    extra = {"lambda_t5_bias": ("bucket_bias",), "lambda_prefix": ("prefix_length",)}.get(name, ())
+    extra = {"lambda_t5_bias": ("bucket_bias",), "lambda_prefix": ("prefix_length",),
+             "lambda_runtime_window": ("window",), "lambda_runtime_softcap": ("cap",)}.get(name, ())
     return ("q", "k", "v") + extra
 
 
@@ -150,14 +160,15 @@ class Ours:
             return np.load(os.path.join(tmp, "out.npy")).astype(np.float64)
 
     def ms(self, name, L, threads):
-        """{threads: median ms} of the streaming kernel at batch 1, sequence L (q, k, v synthetic; an index input
-        as make_inputs gives it)."""
+        """{threads: median ms} of the streaming kernel at batch 1, sequence L (q, k, v synthetic; the parameters
+        as index_inputs gives them)."""
         args = [self.exe, "bench", name, "--length", str(L), "--threads", ",".join(map(str, threads)),
                 "--strategy", "streaming", "--no-interpreter", "--json"]
         with tempfile.TemporaryDirectory() as tmp:
-            if "prefix_length" in inputs_used(name):
-                np.save(os.path.join(tmp, "prefix_length.npy"), np.full((1,), PREFIX, dtype=np.int32))
-                args += ["--input", f"prefix_length={os.path.join(tmp, 'prefix_length.npy')}"]
+            for n, value in index_inputs().items():
+                if n in inputs_used(name):
+                    np.save(os.path.join(tmp, n + ".npy"), value)
+                    args += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
             out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
         rows = json.loads(out[out.index("\n[") + 1:])  # the table, then the rows as a JSON array
         return {r["threads"]: r["ms"] for r in rows if r["engine"].endswith("__streaming")}

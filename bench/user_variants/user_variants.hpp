@@ -33,6 +33,14 @@ constexpr auto in_window = predicate(
 inline constexpr auto lambda_window = make_graph<"lambda_window">(attention(q, k, v, in_window));
 inline constexpr auto builtin_window = make_graph<"builtin_window">(attention(q, k, v, sliding_window(window)));
 
+// The same window with its length given at run time (an int32 scalar input): the kernel's bounds over each block
+// read it, so it skips what the fixed window skips.
+inline constexpr auto window_length = scalar_index<"window">();
+inline constexpr auto lambda_runtime_window =
+    make_graph<"lambda_runtime_window">(attention(q, k, v, predicate([](auto, auto, auto q_idx, auto kv_idx) {
+                                                      return kv_idx <= q_idx && q_idx - kv_idx <= window_length();
+                                                  })));
+
 // Chunked causal attention (Llama 4's local layers): a query sees the keys of its own chunk, up to itself.
 inline constexpr auto lambda_chunked =
     make_graph<"lambda_chunked">(attention(q, k, v, predicate([](auto, auto, auto q_idx, auto kv_idx) {
@@ -97,6 +105,13 @@ inline constexpr auto lambda_softcap = make_graph<"lambda_softcap">(weighted_sum
                  causal)),
     v));
 
+// The soft-cap given at run time (a float32 scalar input, Gemma 2's 50 or 30); against lambda_softcap.
+inline constexpr auto cap = scalar_value<"cap">();
+inline constexpr auto lambda_runtime_softcap = make_graph<"lambda_runtime_softcap">(weighted_sum(
+    softmax(mask(modify(score(q, k), [](auto score, auto, auto, auto, auto) { return cap() * ex::tanh(score / cap()); }),
+                 causal)),
+    v));
+
 // A per-key penalty (later keys weigh less: score − log(kv_idx + 1) / 4) over causal; against lambda_causal.
 inline constexpr auto lambda_key_penalty = make_graph<"lambda_key_penalty">(weighted_sum(
     softmax(mask(modify(score(q, k),
@@ -105,8 +120,8 @@ inline constexpr auto lambda_key_penalty = make_graph<"lambda_key_penalty">(weig
     v));
 
 inline constexpr auto all =
-    boost::hana::make_tuple(lambda_causal, builtin_causal, lambda_window, builtin_window, lambda_chunked,
-                            lambda_global_window, lambda_dilated, lambda_prefix, lambda_t5_bias, lambda_alibi,
-                            lambda_softcap, lambda_key_penalty);
+    boost::hana::make_tuple(lambda_causal, builtin_causal, lambda_window, builtin_window, lambda_runtime_window,
+                            lambda_chunked, lambda_global_window, lambda_dilated, lambda_prefix, lambda_t5_bias,
+                            lambda_alibi, lambda_softcap, lambda_runtime_softcap, lambda_key_penalty);
 
 }  // namespace user_variants

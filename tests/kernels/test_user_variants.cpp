@@ -9,6 +9,7 @@
 #include <attnforge/runtime/reference.hpp>
 #include <attnforge/testing/compare.hpp>
 
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -20,6 +21,19 @@ namespace {
 Probe probe(const char* variant, std::int64_t dead_first, std::int64_t dead_last, std::int64_t rows_first,
             std::int64_t rows_last) {
     return {variant, {1, 0, {{"tokens", L}}}, {}, "v", 2, dead_first, dead_last, 2, rows_first, rows_last};
+}
+
+// The window of lambda_runtime_window, an input.
+std::function<void(runtime::TensorMap&)> window_of(std::int32_t window) {
+    return [window](runtime::TensorMap& in) { in.at("window").i32.at(0) = window; };
+}
+
+// lambda_runtime_window's probe, its window `window` keys long.
+Probe runtime_window_probe(std::int32_t window, std::int64_t dead_first, std::int64_t dead_last,
+                           std::int64_t rows_first, std::int64_t rows_last) {
+    Probe p = probe("lambda_runtime_window", dead_first, dead_last, rows_first, rows_last);
+    p.set_indices = window_of(window);
+    return p;
 }
 
 // lambda_prefix's probe, its prefix `prefix` keys long.
@@ -35,11 +49,13 @@ Probe prefix_probe(std::int32_t prefix, std::int64_t dead_first, std::int64_t de
 // Which (query row, key) pairs of a kernel reach each other: with V NaN at keys [k, k + step) alone, the rows
 // that turn NaN, for every k. Rows of a query tile turn NaN together when it visits the key's block.
 std::set<std::pair<std::int64_t, std::int64_t>> visits(const runtime::KernelEntry& kernel, std::int64_t length,
-                                                       std::int64_t step) {
+                                                       std::int64_t step,
+                                                       const std::function<void(runtime::TensorMap&)>& set = {}) {
     const Sizes sizes{1, 0, {{"tokens", length}}};
     std::set<std::pair<std::int64_t, std::int64_t>> seen;
     for (std::int64_t k = 0; k < length; k += step) {
         runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(kernel.signature(), sizes, {});
+        if (set) set(inputs);
         poison(inputs.at("v"), 2, k, std::min(k + step, length));
         const runtime::Tensor out = runtime::run_kernel(kernel, inputs);  // (1, 8, L, 64)
         for (std::int64_t row = 0; row < length; ++row) {
@@ -98,6 +114,12 @@ BOOST_AUTO_TEST_CASE(a_prefix_read_at_the_batch_entry_skips_blocks) {
     every_kernel_skips(prefix_probe(128, 512, L, 0, 256), {"streaming"});
 }
 
+// A window given at run time (a scalar input) skips as the fixed one does: keys [0, 256) for the rows [768, 1024)
+// under a window of 256.
+BOOST_AUTO_TEST_CASE(a_run_time_window_skips_blocks) {
+    every_kernel_skips(runtime_window_probe(256, 0, 256, 768, L), {"streaming"});
+}
+
 // The probe's power: blocks a predicate keeps for some of the rows are visited, and their NaN shows (the window's
 // keys [512, 768) for the rows [768, 1024), the global tokens for every row, the own chunk's keys).
 BOOST_AUTO_TEST_CASE(the_probe_sees_visited_blocks) {
@@ -105,6 +127,7 @@ BOOST_AUTO_TEST_CASE(the_probe_sees_visited_blocks) {
     BOOST_TEST(!skips(streaming_kernel("lambda_global_window"), probe("lambda_global_window", 0, 64, 768, L)));
     BOOST_TEST(!skips(streaming_kernel("lambda_chunked"), probe("lambda_chunked", 512, 768, 512, 768)));
     BOOST_TEST(!skips(streaming_kernel("lambda_prefix"), prefix_probe(640, 512, 640, 0, 256)));  // inside the prefix
+    BOOST_TEST(!skips(streaming_kernel("lambda_runtime_window"), runtime_window_probe(800, 0, 256, 768, L)));
 }
 
 // A lambda window visits exactly the key blocks of the built-in sliding_window (bounds known when generating),
@@ -119,4 +142,8 @@ BOOST_AUTO_TEST_CASE(a_lambda_visits_the_blocks_of_its_built_in) {
                                                         << builtin << " " << theirs.size());
         BOOST_TEST((ours == theirs), lambda << " and " << builtin << " visit different blocks");
     }
+    // A window given at run time, 256 keys: the blocks of the fixed one.
+    const auto run_time = visits(streaming_kernel("lambda_runtime_window"), 600, 32, window_of(256));
+    BOOST_TEST((run_time == visits(streaming_kernel("builtin_window"), 600, 32)),
+               "lambda_runtime_window (256) and builtin_window visit different blocks");
 }

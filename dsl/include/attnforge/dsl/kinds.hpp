@@ -7,7 +7,8 @@
 //   activation   (B, L, D)        heads        (B, H, L, E)
 //   scores       (B, H, Lq, Lk)   weight       (D_in, D_out)      weight_vector (D)
 //   key_padding  (B, Lk) bool, true = padded  attention_mask (B, Lq, Lk) bool, true = takes part
-//   sequence_values (B, L) one number per token   batch_values (B) one number per sequence: values
+//   sequence_values (B, L) one number per token   batch_values (B) one number per sequence   scalar () one
+//   number: values
 //   read by mask predicates and score modifiers (ex::read), float32 or, for index inputs (document ids,
 //   prefix lengths), int32 (Integer)
 //   cache_lengths (B) int32: the valid length of sequence Seq's cache per batch entry, in [0, L[Seq]]
@@ -109,6 +110,21 @@ struct batch_values_kind {
     }();
 };
 
+// A run-time scalar: a window length, a soft-cap, any number a predicate or modifier reads with no index
+// (window()); int32 where Integer. Rank 0, the same for every batch entry; inside a kernel it is one value, so
+// a predicate's bounds over a block read it (block skipping from a run-time window).
+template <bool Integer = false>
+struct scalar_kind {
+    static constexpr bool batched = false;
+    static constexpr bool integer = Integer;
+    static constexpr auto label = [] {
+        if constexpr (Integer)
+            return fixed_string("scalar_index()");
+        else
+            return fixed_string("scalar_value()");
+    }();
+};
+
 // The valid length of a cache of sequence Seq (keys and values of earlier tokens, Lmax = L[Seq] slots),
 // one per batch entry: slots at or past it hold nothing yet (kv_cache in nodes/mask.hpp).
 template <fixed_string Seq>
@@ -158,6 +174,10 @@ struct is_batch_values : std::false_type {};
 template <bool I>
 struct is_batch_values<batch_values_kind<I>> : std::true_type {};
 template <class K>
+struct is_scalar : std::false_type {};
+template <bool I>
+struct is_scalar<scalar_kind<I>> : std::true_type {};
+template <class K>
 struct is_cache_lengths : std::false_type {};
 template <fixed_string S>
 struct is_cache_lengths<cache_lengths_kind<S>> : std::true_type {};
@@ -189,7 +209,7 @@ constexpr int kind_rank() {
         own = 1;
     else if constexpr (is_attention_mask<K>::value)
         own = 2;
-    else if constexpr (is_batch_values<K>::value || is_cache_lengths<K>::value)
+    else if constexpr (is_batch_values<K>::value || is_cache_lengths<K>::value || is_scalar<K>::value)
         own = 0;
     if constexpr (requires { K::batched; })
         return own + (K::batched ? 1 : 0);

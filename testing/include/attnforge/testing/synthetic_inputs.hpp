@@ -4,7 +4,8 @@
 // predicates read as indices are integers (int32 where the input is an index input): document ids
 // (B, L) in runs of packed documents, per batch entry lengths (B) in [0, L], and cache lengths in
 // [0, Lmax]: the first entry's cache full, the second's empty, the rest random (full_caches: all full,
-// as a benchmark's decode step over a filled cache).
+// as a benchmark's decode step over a filled cache); a run-time scalar a quarter of the longest length (int32)
+// or a number near 1.
 #pragma once
 
 #include <attnforge/runtime/tensor.hpp>
@@ -77,6 +78,21 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                     for (std::int64_t j = 0; j < last; ++j) t.u8[static_cast<std::size_t>(last + j)] = 0;
             }
             out.emplace(spec.name, std::move(t));
+            continue;
+        }
+        if (spec.dims.empty()) {  // a run-time scalar: an integer a quarter of the longest length (a window), or a
+                                  // positive number about 1 (a cap)
+            std::int64_t longest = 1;
+            for (const auto& [tag, n] : sizes.length) longest = std::max(longest, n);
+            if (spec.dtype == dsl::element_type::int32) {
+                Tensor t = Tensor::int32(shape);
+                t.i32[0] = static_cast<std::int32_t>(std::max<std::int64_t>(1, longest / 4));
+                out.emplace(spec.name, std::move(t));
+            } else {
+                Tensor t = Tensor::float32(shape);
+                t.f32[0] = 1.0f + 0.2f * unit(gen);
+                out.emplace(spec.name, std::move(t));
+            }
             continue;
         }
         using axis = dsl::dim_spec::axis;

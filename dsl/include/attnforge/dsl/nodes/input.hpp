@@ -101,6 +101,18 @@ constexpr auto batch_indices() {
     return input_node<Name, batch_values_kind<true>>{};
 }
 
+// () float32: one number for the whole call (a soft-cap), read as cap() by predicates and modifiers.
+template <fixed_string Name>
+constexpr auto scalar_value() {
+    return input_node<Name, scalar_kind<false>>{};
+}
+
+// () int32: one integer for the whole call (a window length), read as window().
+template <fixed_string Name>
+constexpr auto scalar_index() {
+    return input_node<Name, scalar_kind<true>>{};
+}
+
 // (B) int32: how many slots of the cache of sequence Seq (its length Lmax) hold keys, per batch entry;
 // each value in [0, Lmax], checked when inputs are bound. Used by kv_cache (nodes/mask.hpp).
 template <fixed_string Name, fixed_string Seq>

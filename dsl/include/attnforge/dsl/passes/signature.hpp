@@ -76,8 +76,8 @@ std::vector<dim_spec> dims_of_kind() {
             d.push_back(seq(Kind::seq_k.view()));
         else
             d.push_back(seq(Kind::seq.view()));
-    } else if constexpr (is_batch_values<Kind>::value || is_cache_lengths<Kind>::value) {
-        // (B) only: the batch axis above
+    } else if constexpr (is_batch_values<Kind>::value || is_cache_lengths<Kind>::value || is_scalar<Kind>::value) {
+        // (B) only, the batch axis above; a scalar none
     } else {
         static_assert(is_attention_mask<Kind>::value);
         d.insert(d.end(), {seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
