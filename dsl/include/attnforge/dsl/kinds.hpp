@@ -98,16 +98,20 @@ struct sequence_values_kind {
     }();
 };
 
+// The label of a kind of values read by expressions: its int32 form's or its float32 form's.
+template <bool Integer, fixed_string Indices, fixed_string Values>
+constexpr auto values_label() {
+    if constexpr (Integer)
+        return Indices;
+    else
+        return Values;
+}
+
 template <bool Integer = false>
 struct batch_values_kind {
     static constexpr bool batched = true;
     static constexpr bool integer = Integer;
-    static constexpr auto label = [] {
-        if constexpr (Integer)
-            return fixed_string("batch_indices()");
-        else
-            return fixed_string("batch_values()");
-    }();
+    static constexpr auto label = values_label<Integer, "batch_indices()", "batch_values()">();
 };
 
 // A run-time scalar: a window length, a soft-cap, any number a predicate or modifier reads with no index
@@ -117,12 +121,7 @@ template <bool Integer = false>
 struct scalar_kind {
     static constexpr bool batched = false;
     static constexpr bool integer = Integer;
-    static constexpr auto label = [] {
-        if constexpr (Integer)
-            return fixed_string("scalar_index()");
-        else
-            return fixed_string("scalar_value()");
-    }();
+    static constexpr auto label = values_label<Integer, "scalar_index()", "scalar_value()">();
 };
 
 // The valid length of a cache of sequence Seq (keys and values of earlier tokens, Lmax = L[Seq] slots),
