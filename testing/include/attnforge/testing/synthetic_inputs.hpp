@@ -80,10 +80,10 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
             out.emplace(spec.name, std::move(t));
             continue;
         }
+        std::int64_t longest = 1;
+        for (const auto& [tag, n] : sizes.length) longest = std::max(longest, n);
         if (spec.dims.empty()) {  // a run-time scalar: an integer a quarter of the longest length (a window), or a
                                   // positive number about 1 (a cap)
-            std::int64_t longest = 1;
-            for (const auto& [tag, n] : sizes.length) longest = std::max(longest, n);
             if (spec.dtype == dsl::element_type::int32) {
                 Tensor t = Tensor::int32(shape);
                 t.i32[0] = static_cast<std::int32_t>(std::max<std::int64_t>(1, longest / 4));
@@ -101,8 +101,6 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
         const bool per_batch = spec.dims.size() == 1 && spec.dims[0].role == axis::batch;
         if (per_token || per_batch) {
             std::vector<double> values(static_cast<std::size_t>(dsl::element_count(shape)));
-            std::int64_t longest = 1;
-            for (const auto& [tag, n] : sizes.length) longest = std::max(longest, n);
             if (!spec.values_bounded_by.empty()) {  // cache lengths
                 const std::int64_t lmax = sizes.length.at(spec.values_bounded_by);
                 std::uniform_int_distribution<std::int64_t> length(0, lmax);

@@ -68,17 +68,19 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
     // Under the streaming plan the predicates that fill blocks come last (lower/masks.hpp, fills_blocks): the
     // scores before them are those of the blocks they keep whole.
     const bool streaming = std::holds_alternative<StreamingPlan>(ctx.plan);
+    bool deferred_any = false;
     auto apply_layers = [&](bool deferred) {
         boost::hana::for_each(p.layers, [&](const auto& layer) {
             if ((streaming && detail::fills_blocks(layer)) != deferred) return;
             in.scores = detail::apply_layer(layer, in.scores, in.run_time, in.positions, ctx);
             in.modified |= detail::is_modify_layer<std::decay_t<decltype(layer)>>::value;
+            deferred_any |= deferred;
         });
     };
     apply_layers(false);
     const Lowered before_deferred = in.scores;
     apply_layers(true);
-    if (in.scores.func.name() != before_deferred.func.name()) in.full_block_scores = before_deferred;
+    if (deferred_any) in.full_block_scores = before_deferred;
     in.in_base2 = Pattern::masks_only;
     in.band = usable;
     in.name = ctx.name("softmax");

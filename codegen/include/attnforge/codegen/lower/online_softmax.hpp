@@ -46,11 +46,7 @@ inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, c
                           const Halide::Expr& limit = Halide::Expr()) {
     const Halide::Expr inf = minus_infinity();
     const Halide::Var kk = scores.args().at(0);
-    auto with = [&](const auto& first) {
-        std::vector<Halide::Expr> args{Halide::Expr(first)};
-        args.insert(args.end(), row.begin(), row.end());
-        return args;
-    };
+    auto with = [&](const Halide::Expr& first) { return with_first(first, row); };
     KeyBlock k;
     std::tie(k.max, k.max_lanes) = reduce_by_lanes(name + "_block_max", lane_max(), scores, key_tile, row, row.at(0), {},
                                                    1, lanes, limit);

@@ -14,6 +14,14 @@ namespace attnforge::codegen {
 
 namespace detail {
 
+// A Func's arguments: `first`, then `rest` (a row's indices after its key or column index).
+template <class T>
+std::vector<Halide::Expr> with_first(const Halide::Expr& first, const std::vector<T>& rest) {
+    std::vector<Halide::Expr> args{first};
+    args.insert(args.end(), rest.begin(), rest.end());
+    return args;
+}
+
 // Restricts a reduction over keys to the keys a whole tile of query_tile queries can see under a band
 // (causal: key < end of the block; window: key ≥ start of the block − window), with `key` rounded down
 // to `granule` keys (a multiple dividing the schedule's tiles): the condition is then the same for every
@@ -76,11 +84,7 @@ inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& 
                                                              const Halide::Expr& limit = Halide::Expr()) {
     Halide::Var u("u");
     const Halide::Expr whole = Lk / lanes, all = (Lk + lanes - 1) / lanes;
-    auto at = [&](Halide::Expr first) {
-        std::vector<Halide::Expr> args{std::move(first)};
-        args.insert(args.end(), row_vars.begin(), row_vars.end());
-        return args;
-    };
+    auto at = [&](const Halide::Expr& first) { return with_first(first, row_vars); };
     std::vector<Halide::Var> lane_vars{u};
     lane_vars.insert(lane_vars.end(), row_vars.begin(), row_vars.end());
     Halide::Func per_lane(name + "_lanes"), row(name);

@@ -39,17 +39,12 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     const bool two_passes = core.full_block_scores.defined();
     std::vector<Halide::Var> row{qi, qt, h, b, kb};
     if (two_passes) row.push_back(pass);
-    auto with = [&](const Expr& first, const std::vector<Halide::Var>& rest) {
-        std::vector<Expr> args{first};
-        args.insert(args.end(), rest.begin(), rest.end());
-        return args;
-    };
     Expr score = core.scores(key, query, h, b);
     if (two_passes) score = Halide::select(pass == 0, core.full_block_scores(key, query, h, b), score);
     Halide::Func block_scores(name + "_block_scores");
     // Scores past Lk (the last block's tail) are masked out here; the score product and the mask inputs
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
-    block_scores(with(kk, row)) = ieee(Halide::select(key < Lk, score, inf));
+    block_scores(with_first(kk, row)) = ieee(Halide::select(key < Lk, score, inf));
 
     const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && values_are_input;
     std::function<Expr(const Expr&)> value_of_key;
@@ -71,11 +66,11 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
         core.value_pairs(pair, e, k2, h, b) =
             round_to_bf16(Halide::select(pair_key < Lk, core.values(e, Halide::min(pair_key, Lk - 1), h, b), 0.0f));
         core.rounded_weights = Halide::Func(name + "_rounded_weights");
-        core.rounded_weights(with(kk, row)) = round_weight_to_bf16(block.exps(with(kk, row)));
+        core.rounded_weights(with_first(kk, row)) = round_weight_to_bf16(block.exps(with_first(kk, row)));
         Halide::RDom rk = pair_reduction(Kb, "rk");
         core.block_weighted = Halide::Func(name + "_block_weighted_bf16");
-        core.block_weighted(with(e, row)) = 0.0f;
-        core.block_weighted(with(e, row)) += pair_product(core.rounded_weights(with(2 * rk.y + rk.x, row)),
+        core.block_weighted(with_first(e, row)) = 0.0f;
+        core.block_weighted(with_first(e, row)) += pair_product(core.rounded_weights(with_first(2 * rk.y + rk.x, row)),
                                                           core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, h / group, b));
     }
 
@@ -116,15 +111,13 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     }
     std::vector<Expr> at{qi, qt, h, b, key_tile};
     if (two_passes) at.push_back(rb.y);
-    std::vector<Expr> at_e{e};
-    at_e.insert(at_e.end(), at.begin(), at.end());
     core.state = Halide::Func(name + "_state");
     core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
     const Expr m_old = core.state(e, qi, qt, h, b)[0];
     const MergeFactors m = merge_factors(m_old, core.block_max(at));
     core.state(e, qi, qt, h, b) =
         Halide::Tuple(m.m_new, core.state(e, qi, qt, h, b)[1] * m.keep_old + core.block_sum(at) * m.take_block,
-                      core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(at_e) * m.take_block);
+                      core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(with_first(e, at)) * m.take_block);
 
     Halide::Func out(name);
     const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];
