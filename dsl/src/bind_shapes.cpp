@@ -37,6 +37,9 @@ std::vector<std::int64_t> RuntimeSizes::shape_of(const tensor_spec& spec) const 
             case dim_spec::axis::heads:
                 shape.push_back(heads);
                 break;
+            case dim_spec::axis::kv_heads:
+                shape.push_back(kv_heads);
+                break;
             case dim_spec::axis::fixed:
                 shape.push_back(d.size);
                 break;
@@ -87,6 +90,15 @@ std::string input_names(const graph_signature& sig) {
 // would otherwise send the interpreter through 2^40 empty iterations.
 constexpr std::int64_t max_size = std::numeric_limits<std::int32_t>::max();
 
+void check_head_group(const std::string& variant, const RuntimeSizes& sizes) {
+    // Grouped-query attention at run time: query head h reads key/value head h / (H / Hkv).
+    if (sizes.kv_heads < 0 || sizes.heads < 0) return;
+    if (sizes.kv_heads == 0 ? sizes.heads != 0 : sizes.heads % sizes.kv_heads != 0)
+        throw input_error(variant + ": the queries' head count H=" + std::to_string(sizes.heads) +
+                          " must be a multiple of the keys' and values' head count Hkv=" + std::to_string(sizes.kv_heads) +
+                          " (MHA: Hkv = H; GQA: H / Hkv query heads share each; MQA: Hkv = 1)");
+}
+
 RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
     for (const auto& [name, shape] : given) {
         bool known = false;
@@ -123,6 +135,9 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
                 case dim_spec::axis::heads:
                     slot = &sizes.heads;
                     break;
+                case dim_spec::axis::kv_heads:
+                    slot = &sizes.kv_heads;
+                    break;
                 case dim_spec::axis::sequence: {
                     auto [pos, inserted] = sizes.sequence_length.try_emplace(d.sequence, -1);
                     slot = &pos->second;
@@ -136,6 +151,7 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
             *slot = n;
         }
     }
+    check_head_group(sig.name, sizes);
     if (sizes.batch < 0) sizes.batch = 1;
     return sizes;
 }

@@ -18,6 +18,8 @@ std::string size_name(const dsl::dim_spec& d) {
             return "B";
         case dsl::dim_spec::axis::heads:
             return "H";
+        case dsl::dim_spec::axis::kv_heads:
+            return "Hkv";
         case dsl::dim_spec::axis::sequence:
             return "L" + d.sequence;
         default:
@@ -66,6 +68,8 @@ BoundKernel::BoundKernel(const std::string& variant, const std::string& result, 
             bound.batch = n;
         else if (name == "H")
             bound.heads = n;
+        else if (name == "Hkv")
+            bound.kv_heads = n;
         else
             bound.sequence_length[name.substr(1)] = n;
     }
@@ -74,6 +78,7 @@ BoundKernel::BoundKernel(const std::string& variant, const std::string& result, 
         if (!given) throw input_error(variant + ": kernel() needs every size, " + joined(names) + "; " + name + " is missing");
         sizes_.emplace_back(name, nb::cast<std::int64_t>(sizes[name.c_str()]));
     }
+    dsl::check_head_group(variant, bound);
     kernel_ = &runtime::select_kernel(variant, bound, result, dsl::element_type_name(storage_));
     for (const auto& spec : sig.inputs) input_shapes_[spec.name] = bound.shape_of(spec);
     output_shape_ = bound.shape_of(kernel_->result_spec());

@@ -25,9 +25,7 @@ nb::object shape_symbols(const dsl::tensor_spec& spec) {
         if (d.role == dsl::dim_spec::axis::fixed)
             dims.append(d.size);
         else
-            dims.append(d.role == dsl::dim_spec::axis::batch   ? std::string("B")
-                        : d.role == dsl::dim_spec::axis::heads ? std::string("H")
-                                                               : "L" + d.sequence);
+            dims.append(d.role == dsl::dim_spec::axis::sequence ? "L" + d.sequence : d.symbol());
     }
     return nb::tuple(dims);
 }

@@ -27,7 +27,8 @@ def attnforge(*args):
     return subprocess.run([ATTNFORGE, *args], capture_output=True, text=True)
 
 
-def shape_of(symbol, batch=2, heads=3):
+def shape_of(symbol, batch=2, heads=3, kv_heads=1):
+    """Hkv = 1 (MQA) where a variant's key/value head count is run-time: every query head reads the one."""
     dims = []
     for part in symbol.strip("()").split(","):
         part = part.strip()
@@ -35,6 +36,8 @@ def shape_of(symbol, batch=2, heads=3):
             dims.append(batch)
         elif part == "H":
             dims.append(heads)
+        elif part == "Hkv":
+            dims.append(kv_heads)
         elif part.startswith("L["):
             dims.append(LENGTHS[part[2:-1]])
         elif part:
@@ -229,7 +232,7 @@ class ErrorTest(unittest.TestCase):
 
     def test_missing_input(self):
         self.assert_rejected(["run", "sdpa", *self.inputs(v=None), "--output", self.out],
-                             "missing input 'v'", "(B=1, H=2, L[kv]=5, 64)")
+                             "missing input 'v'", "(B=1, Hkv=2, L[kv]=5, 64)")
 
     def test_extra_input(self):
         self.assert_rejected(["run", "sdpa", *self.inputs(), f"--input=bias={self.d}/q.npy", "--output", self.out],
@@ -238,7 +241,7 @@ class ErrorTest(unittest.TestCase):
     def test_wrong_shape(self):
         np.save(os.path.join(self.d, "bad.npy"), np.zeros((1, 2, 5, 32), np.float32))
         self.assert_rejected(["run", "sdpa", *self.inputs(k=os.path.join(self.d, "bad.npy")), "--output", self.out],
-                             "input 'k' must have shape (B=1, H=2, L[kv], 64)", "given (1, 2, 5, 32)")
+                             "input 'k' must have shape (B=1, Hkv, L[kv], 64)", "given (1, 2, 5, 32)")
 
     def test_wrong_dtype(self):
         np.save(os.path.join(self.d, "int.npy"), np.zeros((1, 2, 5, 64), np.int32))

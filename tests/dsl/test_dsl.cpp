@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(signatures_give_shapes_and_dtypes) {
     BOOST_TEST(sig.inputs[3].shape_symbol() == "(B, L[x])");
     BOOST_TEST((sig.inputs[3].dtype == dsl::element_type::boolean));
     BOOST_TEST(sig.output.shape_symbol() == "(B, L[x], 512)");
-    BOOST_TEST(dsl::signature(v::sdpa).inputs[1].shape_symbol() == "(B, H, L[kv], 64)");
+    BOOST_TEST(dsl::signature(v::sdpa).inputs[1].shape_symbol() == "(B, Hkv, L[kv], 64)");
     BOOST_TEST(dsl::signature(v::cross_attention).inputs[2].shape_symbol() == "(B, L[memory], 512)");
 }
 

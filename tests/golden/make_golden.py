@@ -126,8 +126,9 @@ W512["wk64"], W512["wv64"] = W512["wk128"][:, :64].copy(), W512["wv128"][:, 64:]
 W512_FILE = {name: f"../../weights512/{name}.npy" for name in W512}
 
 
-def sdpa_inputs(b, h, lq, lk, qscale=64):
-    return {"q": act(b, h, lq, 64, scale=qscale), "k": act(b, h, lk, 64), "v": act(b, h, lk, 64)}
+def sdpa_inputs(b, h, lq, lk, qscale=64, hkv=None):
+    hkv = h if hkv is None else hkv
+    return {"q": act(b, h, lq, 64, scale=qscale), "k": act(b, hkv, lk, 64), "v": act(b, hkv, lk, 64)}
 
 
 def case_seed_attention(l, large=False):
@@ -139,8 +140,8 @@ def case_seed_attention(l, large=False):
     return {"x": x, "wq": wq, "wk": wk, "wv": wv}, {}, o[0, 0], p  # weights (B, Hq, L, L) with B = 1
 
 
-def case_sdpa(b, h, lq, lk, is_causal=False):
-    t = sdpa_inputs(b, h, lq, lk)
+def case_sdpa(b, h, lq, lk, is_causal=False, hkv=None):
+    t = sdpa_inputs(b, h, lq, lk, hkv=hkv)
     o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk) if is_causal else None)
     return t, {}, o, p
 
@@ -403,12 +404,24 @@ LARGE_LOGIT_CASES = {
 }
 
 
+# Run-time key/value head counts (contract §2): Hkv any divisor of H, the head counts of real models (Qwen2.5's
+# 14/2, SmolLM's 9/3, MQA's 8/1, Phi's 32/32). After the cases above, so that their random inputs stay as they were.
+GROUPED_HEADS_CASES = {
+    "sdpa": {"B1_H14_Hkv2_Lq5_Lk7": lambda: case_sdpa(1, 14, 5, 7, hkv=2),
+             "B2_H8_Hkv1_Lq3_Lk6": lambda: case_sdpa(2, 8, 3, 6, hkv=1)},
+    "sdpa_causal": {"B2_H9_Hkv3_L6": lambda: case_sdpa(2, 9, 6, 6, True, hkv=3)},
+    "decode": {"B2_H14_Hkv2_Lq4_L20": lambda: case_decode(14, 4, 20, [20, 9], hkv=2),
+               "B1_H32_Hkv32_Lq1_L9": lambda: case_decode(32, 1, 9, [7])},
+}
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(os.path.join(OUT, "weights512"))
     for name, w in W512.items():
         np.save(os.path.join(OUT, "weights512", f"{name}.npy"), w)
-    every_case = [(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items())
+    every_case = ([(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items()) +
+                  list(GROUPED_HEADS_CASES.items()))
     for variant, cases in every_case:
         for case, make in cases.items():
             d = os.path.join(OUT, variant, case)

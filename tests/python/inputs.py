@@ -7,7 +7,8 @@ import torch
 
 # Sizes not multiples of the vector width or the tiles (contract §5); per variant where its structure
 # needs more (a sliding window of 128 keys, relative positions clipped at ±128).
-DEFAULT_SIZES = {"B": 2, "H": 3, "Lq": 7, "Lkv": 45, "Lx": 19, "Lmemory": 11, "Ltokens": 33}
+# Hkv = 1: the variants with a run-time Hkv run as MQA against torch (enable_gqa).
+DEFAULT_SIZES = {"B": 2, "H": 3, "Hkv": 1, "Lq": 7, "Lkv": 45, "Lx": 19, "Lmemory": 11, "Ltokens": 33}
 VARIANT_SIZES = {
     "sliding_window_attention": {"Lq": 150, "Lkv": 150},
     "relative_position_attention": {"Lq": 9, "Lkv": 300},

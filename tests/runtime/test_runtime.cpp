@@ -69,7 +69,7 @@ BOOST_AUTO_TEST_CASE(cache_lengths_are_int32_within_the_cache) {
 BOOST_AUTO_TEST_CASE(bad_inputs_are_named_with_both_shapes) {
     auto in = sdpa_inputs(4, 5);
     in["k"] = runtime::Tensor::float32({1, 2, 5, 32});
-    BOOST_TEST(error_of(in) == "sdpa: input 'k' must have shape (B=1, H=2, L[kv], 64), given (1, 2, 5, 32)");
+    BOOST_TEST(error_of(in) == "sdpa: input 'k' must have shape (B=1, Hkv, L[kv], 64), given (1, 2, 5, 32)");
 
     in = sdpa_inputs(4, 5);
     in["v"] = runtime::Tensor::boolean({1, 2, 5, 64});

@@ -1,4 +1,4 @@
-// attnforge bench VARIANT [--batch B] [--heads H] [--length L] [--lq N] [--lk N] [--threads N,...]
+// attnforge bench VARIANT [--batch B] [--heads H] [--kv-heads Hkv] [--length L] [--lq N] [--lk N] [--threads N,...]
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
 //                 [--input NAME=FILE.npy ...]
 // Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
@@ -15,6 +15,7 @@
 #include "huge_pages.hpp"
 #include "read_bandwidth.hpp"
 #include "tensors.hpp"
+#include <attnforge/dsl/passes/bind_shapes.hpp>
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/tensor.hpp>
 #include <attnforge/runtime/engine.hpp>
@@ -78,7 +79,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // Everything about the variant through the registry (runtime/engine.hpp), so a downstream
         // build's own variants bench too.
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
-        attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}};
+        attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}, o.kv_heads.value_or(o.heads)};
+        dsl::check_head_group(o.variant, {o.batch, {}, sizes.heads, sizes.kv_heads});
         const dsl::tensor_spec* weights = runtime::attention_weights_of(o.variant);
         const auto [seq_q, seq_k] = weights ? dsl::attention_sequences(*weights) : dsl::attention_sequences_t{};
         for (const auto& in : sig.inputs)
@@ -141,6 +143,12 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         for (const auto& [seq, n] : sizes.length) shape += fmt::format(" L[{}]={}", seq, n);
         for (const auto& d : sig.inputs.front().dims)
             if (d.role == dsl::dim_spec::axis::heads) shape += fmt::format(" H={}", sizes.heads);
+        for (const auto& in : sig.inputs)
+            if (std::any_of(in.dims.begin(), in.dims.end(),
+                            [](const dsl::dim_spec& d) { return d.role == dsl::dim_spec::axis::kv_heads; })) {
+                shape += fmt::format(" Hkv={}", sizes.kv_heads);
+                break;
+            }
 
         nlohmann::json rows = nlohmann::json::array();
         out << fmt::format("attnforge bench {}: {}{}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",

@@ -31,6 +31,7 @@ int run(const RunOptions&, std::ostream& out, std::ostream& err);
 struct BenchOptions {
     std::string variant;
     std::int64_t batch = 1, heads = 8, length = 512;
+    std::optional<std::int64_t> kv_heads;  // Hkv, for a run-time Hkv (default: --heads, MHA)
     std::optional<std::int64_t> lq, lk;
     std::vector<int> threads = {1, 2};
     std::string strategy;      // empty: every output kernel of the variant

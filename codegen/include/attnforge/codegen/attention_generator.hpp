@@ -73,6 +73,7 @@ inline Expr estimate_of(const dsl::dim_spec& dim, const Estimates& e) {
         case dsl::dim_spec::axis::batch:
             return e.batch;
         case dsl::dim_spec::axis::heads:
+        case dsl::dim_spec::axis::kv_heads:  // estimated as MHA's
             return e.heads;
         default:
             return e.length;

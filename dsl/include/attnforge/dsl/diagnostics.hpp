@@ -33,11 +33,12 @@ struct split_heads_D_divisible_by_Hq {
 
 template <fixed_string Node, int Hq, int Hkv>
 struct heads_Hq_multiple_of_Hkv {
-    static constexpr bool ok = (Hq == 0 && Hkv == 0) || (Hq > 0 && Hkv > 0 && Hq % Hkv == 0);
+    static constexpr bool ok = (Hq == 0 && (Hkv == 0 || Hkv == -1)) || (Hq > 0 && Hkv > 0 && Hq % Hkv == 0);
     static_assert(ok,
                   "attnforge: grouped-query attention: the query head count Hq must be a multiple of the "
                   "key/value head count Hkv, and run-time head counts cannot be mixed with static ones "
-                  "(node, Hq and Hkv are in the instantiation line above)");
+                  "(a run-time Hkv, runtime_kv_heads = -1, goes with a run-time Hq; node, Hq and Hkv are in "
+                  "the instantiation line above)");
 };
 
 template <fixed_string Node, int XWidth, int WeightInWidth>

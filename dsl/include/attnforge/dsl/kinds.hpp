@@ -22,6 +22,18 @@ namespace attnforge::dsl {
 
 // A head count fixed only at run time (sdpa's H): checked when the graph is bound to tensors.
 inline constexpr int runtime_heads = 0;
+// The keys' and values' head count fixed only at run time, Hkv, a divisor of the queries' run-time H: one graph
+// serves MHA (Hkv = H), GQA and MQA (Hkv = 1); query head h reads key/value head h / (H / Hkv).
+inline constexpr int runtime_kv_heads = -1;
+
+// A head count in a kind's label: the number, or Hkv for a run-time key/value head count.
+template <int H>
+constexpr auto head_count_label() {
+    if constexpr (H == runtime_kv_heads)
+        return fixed_string("Hkv");
+    else
+        return int_string<H>();
+}
 
 template <fixed_string Seq, int W, bool Batched>
 struct activation_kind {
@@ -37,7 +49,7 @@ struct heads_kind {
     static constexpr int heads = H;
     static constexpr int head_width = E;
     static constexpr bool batched = Batched;
-    static constexpr auto label = cat("heads(H=", int_string<H>(), ", L[", Seq, "], E=", int_string<E>(), ")");
+    static constexpr auto label = cat("heads(H=", head_count_label<H>(), ", L[", Seq, "], E=", int_string<E>(), ")");
 };
 
 // Probabilities: true once a softmax has been taken (masks and modifiers no longer apply).

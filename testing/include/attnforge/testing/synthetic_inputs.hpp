@@ -25,6 +25,7 @@ struct SyntheticSizes {
     std::int64_t batch = 1;
     std::int64_t heads = 2;                                   // for a run-time head count
     std::map<std::string, std::int64_t, std::less<>> length;  // by sequence tag
+    std::int64_t kv_heads = 0;                                // for a run-time Hkv; 0: heads (MHA)
 };
 
 struct SyntheticOptions {
@@ -44,6 +45,9 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
                 break;
             case dsl::dim_spec::axis::heads:
                 shape.push_back(s.heads);
+                break;
+            case dsl::dim_spec::axis::kv_heads:
+                shape.push_back(s.kv_heads > 0 ? s.kv_heads : s.heads);
                 break;
             case dsl::dim_spec::axis::fixed:
                 shape.push_back(d.size);

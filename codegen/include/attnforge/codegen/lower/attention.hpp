@@ -9,6 +9,7 @@
 #include <attnforge/codegen/lower/block_ranges.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/decode.hpp>
+#include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/kv_source.hpp>
 #include <attnforge/codegen/lower/masks.hpp>
 #include <attnforge/codegen/lower/materialized.hpp>
@@ -101,7 +102,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         using S = decltype(p.score);
         using V = Values;
         constexpr int Hq = S::kind::heads, Hkv = V::kind::heads;
-        constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
+        const HeadGroup group = head_group<Hq, Hkv>(in.scores.extents[2], v.extents[2]);
         constexpr int E = V::kind::head_width;
         Halide::Var e("e"), q("q"), h("h"), b("b");
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)

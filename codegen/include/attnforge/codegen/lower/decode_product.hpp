@@ -9,6 +9,7 @@
 #pragma once
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
+#include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 
 #include <stdexcept>
@@ -23,7 +24,8 @@ struct DecodeOperands {
     const KeyValueSource& k;
     Halide::Expr query, key;  // clamp(q, 0, Lq − 1), clamp(k, 0, Lk − 1)
     bool stored_pairs;        // Q and K are the kernel's own bf16 inputs: products over pairs as stored
-    int head_width, group;
+    int head_width, group;  // group: the heads laid along the lanes (heads.fixed)
+    HeadGroup heads;
     float scale;
     std::string name;
 };
@@ -89,7 +91,7 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
 // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the lanes combine
 // in expressions (below), no loop over them.
 inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const DecodePlan& plan) {
-    const int lanes = plan.lanes, E = in.head_width, group = in.group, keys = plan.keys_per_step;
+    const int lanes = plan.lanes, E = in.head_width, keys = plan.keys_per_step;
     const std::string& name = in.name;
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
     Halide::Var u("u");
@@ -103,11 +105,11 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         Halide::RDom eo(0, 2, 0, E / (2 * lanes), "eo");
         const Halide::Expr column = 2 * (eo.y * lanes + u) + eo.x;
         per_lane(u, kv, qi, h, b) += pair_product(in.q.stored({column, in.query, h, b}),
-                                                  in.k.stored(column, in.key, h / group, b));
+                                                  in.k.stored(column, in.key, in.heads.kv_head(h), b));
     } else {
         Halide::RDom eo(0, E / lanes, "eo");
         const Halide::Expr column = eo * lanes + u;
-        per_lane(u, kv, qi, h, b) += in.q.func(column, in.query, h, b) * in.k.element(column, in.key, h / group, b);
+        per_lane(u, kv, qi, h, b) += in.q.func(column, in.query, h, b) * in.k.element(column, in.key, in.heads.kv_head(h), b);
     }
     // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
     // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
@@ -132,7 +134,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
 }
 
 // The product in the form the group and head width allow.
-inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width, int group, float scale,
+inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width, const HeadGroup& heads, float scale,
                                          const DecodePlan& plan, const std::string& name) {
     const int lanes = plan.lanes, E = head_width;
     if (E % lanes != 0)
@@ -147,9 +149,11 @@ inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource&
                             Halide::clamp(kv, 0, k.extents[1] - 1),
                             plan.bf16_products && q.stored && k.stored,
                             E,
-                            group,
+                            heads.fixed,
+                            heads,
                             scale,
                             name};
+    const int group = heads.fixed;
     const int chunk = group > 1 && lanes >= 16 && lanes % group == 0 ? lanes / group : 0;
     const int step_accumulators = plan.query_rows > 1 ? 1 : 4;
     const int columns_per_step = step_accumulators * chunk * (in.stored_pairs ? 2 : 1);

@@ -7,6 +7,7 @@
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
+#include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
@@ -93,7 +94,7 @@ inline void materialized_logsumexp(MaterializedCore& core, const std::string& na
 // query tile's granularity: keys outside every query's band of the tile have exps 0 or none at all).
 // With bf16 weights (materialized_softmax made them), the keys in pairs and V packed in bf16 pairs, from
 // V as stored (`stored_values`, bf16, where defined: no rounding to do) or rounded.
-inline void materialized_weighted_sum(MaterializedCore& core, int group, const Tiles& tiles, const std::string& name,
+inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& group, const Tiles& tiles, const std::string& name,
                                       const Halide::Func& stored_values = {}) {
     Halide::Var e("e"), q("q"), h("h"), b("b");
     Halide::Func acc(name + "_sum"), out(name);
@@ -112,11 +113,11 @@ inline void materialized_weighted_sum(MaterializedCore& core, int group, const T
         Halide::RDom r = pair_reduction(Lk, "r");
         restrict_to_block_band(r, 2 * r.y, q, core.band, tiles.query_tile, 1);  // whole pairs (causal)
         acc(e, q, h, b) +=
-            pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b), core.value_pairs(r.x, e, r.y, h / group, b));
+            pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b), core.value_pairs(r.x, e, r.y, group.kv_head(h), b));
     } else {
         Halide::RDom r(0, Lk, "r");
         restrict_to_block_band(r, r, q, core.band, tiles.query_tile, 1);
-        acc(e, q, h, b) += core.exps(r, q, h, b) * core.values(e, r, h / group, b);
+        acc(e, q, h, b) += core.exps(r, q, h, b) * core.values(e, r, group.kv_head(h), b);
     }
     const Halide::Expr z = core.row_sum(q, h, b);
     out(e, q, h, b) = ieee(Halide::select(z == 0.0f, 0.0f, acc(e, q, h, b) / z));

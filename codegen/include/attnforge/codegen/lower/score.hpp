@@ -6,6 +6,7 @@
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/decode_product.hpp>
+#include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/kv_source.hpp>
 #include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
@@ -40,7 +41,7 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySourc
     const Lowered q = Lower::node(n.q, ctx);
     const KeyValueSource k = Lower::source(key_source, ctx);
     constexpr int Hq = Q::kind::heads, Hkv = K::kind::heads;
-    constexpr int group = Hq == dsl::runtime_heads ? 1 : Hq / Hkv;
+    const HeadGroup group = head_group<Hq, Hkv>(q.extents[2], k.extents[2]);
     const std::string name = ctx.name("score");
     const Tiles& tiles = ctx.tiles();
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
@@ -68,7 +69,7 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySourc
         queries(ke, qi, h, b) = round_to_bf16(q.func(ke, Halide::clamp(qi, 0, q.extents[1] - 1), h, b));
         sum(kv, qi, h, b) = 0.0f;
         sum(kv, qi, h, b) +=
-            pair_product(queries(2 * e.y + e.x, qi, h, b), keys(e.x, kv % P, e.y, kv / P, h / group, b));
+            pair_product(queries(2 * e.y + e.x, qi, h, b), keys(e.x, kv % P, e.y, kv / P, group.kv_head(h), b));
         f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
         ScoreProduct product{f, sum, keys, Halide::Func(), {}};
         product.queries = queries;
@@ -90,7 +91,7 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySourc
     Halide::Func keys(name + "_keys");
     keys(kk, ke, kt, h, b) = k.element(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
     sum(kv, qi, h, b) +=
-        q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, h / group, b);
+        q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, group.kv_head(h), b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
     // extents: (Lk, Lq, Hq, B)
     return {ScoreProduct{f, sum, keys, Halide::Func(), {}}, Lowered{f, extents, false, {}}, k};

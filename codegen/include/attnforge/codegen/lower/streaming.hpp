@@ -4,6 +4,7 @@
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
+#include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/online_softmax.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
@@ -25,7 +26,7 @@ namespace attnforge::codegen::detail {
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
 // values_are_input: V is a bf16 input of the kernel, read as stored (P·V may then take bf16 pairs).
-inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_are_input, const StreamingPlan& plan,
+inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, bool values_are_input, const StreamingPlan& plan,
                                   const BlockRangeRead& block_ranges, const std::string& name) {
     using Halide::Expr;
     const int Kb = plan.key_tile, Qb = plan.query_tile;
@@ -49,7 +50,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
     const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && values_are_input;
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
-        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), h / group, b); };
+        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), group.kv_head(h), b); };
     const KeyBlock block = key_block(name, block_scores, row, Kb, plan.lanes, e, value_of_key);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
@@ -71,7 +72,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
         core.block_weighted = Halide::Func(name + "_block_weighted_bf16");
         core.block_weighted(with_first(e, row)) = 0.0f;
         core.block_weighted(with_first(e, row)) += pair_product(core.rounded_weights(with_first(2 * rk.y + rk.x, row)),
-                                                          core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, h / group, b));
+                                                          core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, group.kv_head(h), b));
     }
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
@@ -127,7 +128,7 @@ inline void streamed_weighted_sum(StreamingCore& core, int group, bool values_ar
 
 // values: V as (e, k, h, b); pack_values: as CoreCommon's; values_are_input: as streamed_weighted_sum's.
 inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
-                                         bool values_are_input, int head_width, int group, const StreamingPlan& plan,
+                                         bool values_are_input, int head_width, const HeadGroup& group, const StreamingPlan& plan,
                                          const BlockRangeRead& block_ranges, const std::string& name) {
     StreamingCore core;
     fill_common(core, in);

@@ -14,10 +14,10 @@
 
 namespace attnforge::dsl {
 
-// One axis of a tensor: the batch B, the length of a named sequence, a run-time head count H, or a
-// static size.
+// One axis of a tensor: the batch B, the length of a named sequence, a run-time head count H, the keys' and
+// values' run-time head count Hkv (a divisor of H), or a static size.
 struct dim_spec {
-    enum class axis { batch, sequence, heads, fixed } role;
+    enum class axis { batch, sequence, heads, fixed, kv_heads } role;
     std::string sequence;  // for role::sequence
     long long size = 0;    // for role::fixed
 
@@ -29,6 +29,8 @@ struct dim_spec {
                 return "L[" + sequence + "]";
             case axis::heads:
                 return "H";
+            case axis::kv_heads:
+                return "Hkv";
             default:
                 return std::to_string(size);
         }
@@ -56,7 +58,11 @@ std::vector<dim_spec> dims_of_kind() {
     using R = dim_spec::axis;
     auto fixed = [](long long n) { return dim_spec{R::fixed, {}, n}; };
     auto seq = [](std::string_view name) { return dim_spec{R::sequence, std::string(name), 0}; };
-    auto heads = [&](int h) { return h == runtime_heads ? dim_spec{R::heads, {}, 0} : fixed(h); };
+    auto heads = [&](int h) {
+        return h == runtime_heads      ? dim_spec{R::heads, {}, 0}
+               : h == runtime_kv_heads ? dim_spec{R::kv_heads, {}, 0}
+                                       : fixed(h);
+    };
     std::vector<dim_spec> d;
     if constexpr (requires { Kind::batched; }) {
         if (Kind::batched) d.push_back({R::batch, {}, 0});

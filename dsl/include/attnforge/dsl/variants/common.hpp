@@ -7,10 +7,11 @@
 
 namespace attnforge::dsl::variants {
 
-// q (B, H, Lq, 64), k and v (B, H, Lk, 64), H at run time.
+// q (B, H, Lq, 64), k and v (B, Hkv, Lk, 64), H and Hkv at run time, Hkv a divisor of H: MHA (Hkv = H), GQA
+// and MQA (Hkv = 1) in one variant.
 inline constexpr auto sdpa_q = heads_input<"q", 64>();
-inline constexpr auto sdpa_k = heads_input<"k", 64, "kv">();
-inline constexpr auto sdpa_v = heads_input<"v", 64, "kv">();
+inline constexpr auto sdpa_k = heads_input<"k", 64, "kv", runtime_kv_heads>();
+inline constexpr auto sdpa_v = heads_input<"v", 64, "kv", runtime_kv_heads>();
 
 inline constexpr auto x512 = activation<"x", 512>();
 inline constexpr auto wq = weight<"wq", 512, 512>();
