@@ -41,17 +41,20 @@ TunedLines select_tuned_lines(const Database& db, const BuildFacts& here) {
             why = "no built-in variant '" + r.key.variant + "'";
         } else {
             const RecordKey key{r.key.variant, r.key.result, canonical->second, r.key.size_bucket, here.threads,
-                                here.target,   here.cpu,     here.halide,       here.attnforge,    r.key.storage};
+                                here.target,   here.cpu,     here.halide,       here.attnforge,    r.key.storage,
+                                r.key.head_width};
             why = mismatch(r.key, key);
         }
         if (!why.empty()) {
             out.notes.push_back(what + " ignored: " + why);
             continue;
         }
-        const std::string key = r.key.variant + "/" + r.key.result + "/" + r.key.storage + "/" + r.key.size_bucket;
+        const std::string key = r.key.variant + "/" + r.key.result + "/" + r.key.storage + "/" + r.key.size_bucket +
+                                "/" + std::to_string(r.key.head_width);
         if (!newest.contains(key)) order.push_back(key);
         KernelLine line{r.key.variant,           r.key.result, r.best.point.strategy, r.key.size_bucket, {}, r.id,
                         "tuning record " + r.id, r.key.storage};
+        line.head_width = r.key.head_width;
         for (const auto& [name, value] : r.best.point.knobs) line.knobs.push_back(name + "=" + std::to_string(value));
         if (r.best.point.is_autoscheduler()) {
             // An autoscheduler plans for sizes: the ones it was tuned at.

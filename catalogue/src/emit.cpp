@@ -26,6 +26,7 @@ std::string params(const KernelLine& l, const std::string& result, const std::st
     for (const auto& k : l.knobs)
         if (!(drop_block_mask && k == "block_mask=1")) p += " " + k;
     if (l.storage != "float32") p += " dtype=" + l.storage;
+    if (l.head_width) p += " head_width=" + std::to_string(l.head_width);
     if (!l.input_types.empty()) {  // "k=bf16 v=bf16" -> input_types=k:bf16,v:bf16 (one generator parameter)
         std::string types;
         for (char c : l.input_types) types += c == ' ' ? ',' : c == '=' ? ':' : c;
@@ -75,7 +76,7 @@ const KernelEntry entries[] = {
             k.prepass ? "&" + f + "__block_ranges_argv, &" + f + "__block_ranges_metadata" : "nullptr, nullptr";
         s += "    {\"" + k.name + "\", \"" + k.line.variant + "\", \"" + k.line.result + "\", \"" + k.line.strategy +
              "\", \"" + k.line.sizes + "\", \"" + k.line.knob_text() + "\", \"" + k.schedule() + "\", \"" +
-             k.line.storage + "\", \"" + k.line.input_types + "\",\n";
+             k.line.storage + "\", \"" + k.line.input_types + "\", " + std::to_string(k.line.head_width) + ",\n";
         s += "     &" + f + "_argv, &" + f + "_metadata, " + prepass + ",\n";
         s += "     []() -> const dsl::graph_signature& { static const auto s = dsl::signature(" + v +
              "); return s; },\n";

@@ -5,6 +5,7 @@
 #include <attnforge/element_types.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -16,7 +17,7 @@ namespace {
 
 // What a field may hold: it becomes part of C++ identifiers, string literals and CMake arguments.
 const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
-const std::regex knob_word("[a-z_][a-z0-9_.]*=[A-Za-z0-9_.,-]+");  // dtype=float32,bf16: a list
+const std::regex knob_word("(E|[a-z_][a-z0-9_.]*)=[A-Za-z0-9_.,-]+");  // dtype=float32,bf16, E=64,128: lists
 
 // A storage type of the element-type table (float32, bf16, fp16).
 bool is_storage_type(const std::string& s) {
@@ -104,11 +105,33 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         }
         for (const auto& [input, type] : own_types)
             k.input_types += (k.input_types.empty() ? "" : " ") + input + "=" + type;
-        for (const std::string& storage : storages) {
-            KernelLine one = k;
-            one.storage = storage;
-            lines.push_back(std::move(one));
+        // E=64,80,...: one kernel per head width (a variant whose E is run-time; the generator says if it is not).
+        std::vector<int> widths = {0};
+        for (auto it = k.knobs.begin(); it != k.knobs.end();) {
+            if (!it->starts_with("E=")) {
+                ++it;
+                continue;
+            }
+            widths.clear();
+            std::istringstream list(it->substr(2));
+            for (std::string w; std::getline(list, w, ',');) {
+                int e = 0;
+                const auto [end, error] = std::from_chars(w.data(), w.data() + w.size(), e);
+                if (error != std::errc() || end != w.data() + w.size() || e < 1 || e > 1024)
+                    fail("E lists '" + w + "', not a head width (1 to 1024)");
+                if (std::find(widths.begin(), widths.end(), e) != widths.end()) fail("E lists " + w + " twice");
+                widths.push_back(e);
+            }
+            if (widths.empty()) fail("E= names no head width");
+            it = k.knobs.erase(it);
         }
+        for (int width : widths)
+            for (const std::string& storage : storages) {
+                KernelLine one = k;
+                one.storage = storage;
+                one.head_width = width;
+                lines.push_back(std::move(one));
+            }
     }
     return lines;
 }
@@ -122,7 +145,8 @@ std::vector<KernelLine> read_kernel_list(const std::string& path) {
 std::string kernel_name(const KernelLine& k) {
     std::string types;  // "k=bf16 v=bf16" -> "k_bf16_v_bf16__"
     for (char c : k.input_types) types += c == ' ' || c == '=' ? '_' : c;
-    std::string name = k.variant + "__" + (k.storage == "float32" ? "" : k.storage + "__") +
+    std::string name = k.variant + "__" + (k.head_width ? "E" + std::to_string(k.head_width) + "__" : "") +
+                       (k.storage == "float32" ? "" : k.storage + "__") +
                        (types.empty() ? "" : types + "__") + (k.result == "output" ? k.strategy : k.result);
     if (k.sizes != "any") {
         // Every run of characters outside [A-Za-z0-9] becomes one '_': "1024<Lk<=2048" -> "1024_Lk_2048".
@@ -145,10 +169,10 @@ std::string kernel_name(const KernelLine& k) {
 
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
                               const std::string& result, std::int64_t lk, std::int64_t lq, const std::string& storage,
-                              const std::string& input_types) {
+                              const std::string& input_types, int head_width) {
     for (const auto& k : lines)
         if (k.variant == variant && k.result == result && k.storage == storage && k.input_types == input_types &&
-            size_class_holds(k.sizes, lk, lq))
+            (head_width == 0 || k.head_width == 0 || k.head_width == head_width) && size_class_holds(k.sizes, lk, lq))
             return &k;
     return nullptr;
 }

@@ -60,6 +60,7 @@ nlohmann::ordered_json to_json(const Record& r) {
     j["variant"] = r.key.variant;
     j["result"] = r.key.result;
     if (r.key.storage != "float32") j["dtype"] = r.key.storage;  // float32 records look as they always did
+    if (r.key.head_width) j["E"] = r.key.head_width;
     j["size_bucket"] = r.key.size_bucket;
     j["threads"] = r.key.threads;
     j["target"] = r.key.target;
@@ -90,6 +91,8 @@ Record record_from_json(const nlohmann::json& j) {
     r.key.result = field<std::string>(j, "result");
     r.key.size_bucket = field<std::string>(j, "size_bucket");
     r.key.storage = j.contains("dtype") ? field<std::string>(j, "dtype") : "float32";
+    r.key.head_width = j.contains("E") ? field<int>(j, "E") : 0;
+    if (r.key.head_width < 0 || r.key.head_width > 1024) throw std::runtime_error("E is not a head width");
     if (r.key.storage != "float32" && r.key.storage != "bf16" && r.key.storage != "fp16")
         throw std::runtime_error("dtype '" + r.key.storage + "' is not float32, bf16 or fp16");
     r.key.threads = field<int>(j, "threads");
@@ -100,7 +103,7 @@ Record record_from_json(const nlohmann::json& j) {
     r.key.canonical = field<std::string>(j, "canonical");
     const auto sizes = field<nlohmann::json>(j, "sizes");
     r.sizes = {field<std::int64_t>(sizes, "B"), field<std::int64_t>(sizes, "H"), field<std::int64_t>(sizes, "Lq"),
-               field<std::int64_t>(sizes, "Lk")};
+               field<std::int64_t>(sizes, "Lk"), r.key.head_width ? r.key.head_width : 64};
     const auto search = field<nlohmann::json>(j, "search");
     r.search = field<std::string>(search, "method");
     r.seed = field<std::uint64_t>(search, "seed");

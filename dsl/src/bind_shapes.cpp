@@ -40,6 +40,9 @@ std::vector<std::int64_t> RuntimeSizes::shape_of(const tensor_spec& spec) const 
             case dim_spec::axis::kv_heads:
                 shape.push_back(kv_heads);
                 break;
+            case dim_spec::axis::head_width:
+                shape.push_back(head_width);
+                break;
             case dim_spec::axis::fixed:
                 shape.push_back(d.size);
                 break;
@@ -137,6 +140,9 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
                     break;
                 case dim_spec::axis::kv_heads:
                     slot = &sizes.kv_heads;
+                    break;
+                case dim_spec::axis::head_width:
+                    slot = &sizes.head_width;
                     break;
                 case dim_spec::axis::sequence: {
                     auto [pos, inserted] = sizes.sequence_length.try_emplace(d.sequence, -1);

@@ -20,6 +20,8 @@ std::string size_name(const dsl::dim_spec& d) {
             return "H";
         case dsl::dim_spec::axis::kv_heads:
             return "Hkv";
+        case dsl::dim_spec::axis::head_width:
+            return "E";
         case dsl::dim_spec::axis::sequence:
             return "L" + d.sequence;
         default:
@@ -70,6 +72,8 @@ BoundKernel::BoundKernel(const std::string& variant, const std::string& result, 
             bound.heads = n;
         else if (name == "Hkv")
             bound.kv_heads = n;
+        else if (name == "E")
+            bound.head_width = n;
         else
             bound.sequence_length[name.substr(1)] = n;
     }

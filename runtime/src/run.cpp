@@ -115,10 +115,17 @@ void check_held(const KernelEntry& k, const TensorMap& inputs) {
     }
 }
 
-dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const ViewMap& inputs) {
+// of_width: whether the kernel itself must serve the inputs' head width (false where k only checks the inputs for
+// select_kernel, which then picks a kernel of their width).
+dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature& sig, const ViewMap& inputs,
+                               bool of_width = true) {
     dsl::ShapeMap shapes;
     for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape);
     const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
+    // A kernel of a run-time-E variant is generated for one head width (select_kernel picks by it).
+    if (of_width && k.head_width && sizes.head_width >= 0 && sizes.head_width != k.head_width)
+        throw input_error("kernel " + std::string(k.name) + " is for head width E=" + std::to_string(k.head_width) +
+                          ", given E=" + std::to_string(sizes.head_width));
     for (const auto& spec : sig.inputs) {
         const TensorView& t = inputs.find(spec.name)->second;
         // The graph's float32 tensors come in the kernel's storage type, or in a type of their own.
@@ -206,11 +213,30 @@ const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSiz
         throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
                           std::string(result) + " taking " + std::string(input_types));
     if (candidates.empty()) return first_kernel(variant, result, dtype);  // throws, saying why
-    for (const KernelEntry* k : candidates)
+    // A run-time head width: the kernels generated for the call's E (one per width of the lines' E lists).
+    std::vector<const KernelEntry*> of_width;
+    std::vector<int> widths;
+    for (const KernelEntry* k : candidates) {
+        if (k->head_width == 0 || sizes.head_width < 0 || k->head_width == sizes.head_width) of_width.push_back(k);
+        if (k->head_width && std::find(widths.begin(), widths.end(), k->head_width) == widths.end())
+            widths.push_back(k->head_width);
+    }
+    if (of_width.empty()) {
+        std::string made, option;
+        for (int w : widths) {
+            made += (made.empty() ? "" : ", ") + std::to_string(w);
+            option += std::to_string(w) + ",";
+        }
+        throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
+                          std::string(result) + " at head width E=" + std::to_string(sizes.head_width) +
+                          "; this build made E = " + made + " (a build configured with -DATTNFORGE_HEAD_WIDTHS=" +
+                          option + std::to_string(sizes.head_width) + " makes it: docs/setup.md)");
+    }
+    for (const KernelEntry* k : of_width)
         if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
                                         attention_length(*k, sizes, false)))
             return *k;
-    return *candidates.back();
+    return *of_width.back();
 }
 
 const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result,
@@ -221,7 +247,7 @@ const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs
     const std::string own = input_types_of(first.signature(), inputs, dtype);
     const auto mixed = own.empty() ? std::vector<const KernelEntry*>{} : kernels_for(variant, result, dtype, own);
     const KernelEntry& checked_by = mixed.empty() ? first : *mixed.front();
-    return select_kernel(variant, check_inputs(checked_by, first.signature(), inputs), result, dtype,
+    return select_kernel(variant, check_inputs(checked_by, first.signature(), inputs, false), result, dtype,
                          mixed.empty() ? "" : own);
 }
 

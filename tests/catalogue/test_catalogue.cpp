@@ -139,6 +139,32 @@ BOOST_AUTO_TEST_CASE(kernel_names_are_those_the_build_always_made) {
     BOOST_TEST(cat::kernel_name(lines[4]) == "sdpa__adams2019");
 }
 
+// E=64,128: one kernel per head width of a variant whose E is run-time, named by it, the rule per width; the
+// generator gets head_width. Anything but a list of widths is refused with the line.
+BOOST_AUTO_TEST_CASE(a_line_lists_head_widths) {
+    const auto lines =
+        parse("sdpa output materialized Lk<=8192 E=64,128 dtype=float32,bf16\nsdpa output streaming any E=128\n");
+    BOOST_TEST(lines.size() == 5u);
+    BOOST_TEST(lines[0].head_width == 64);
+    BOOST_TEST(lines[1].head_width == 64);
+    BOOST_TEST(lines[1].storage == "bf16");
+    BOOST_TEST(lines[2].head_width == 128);
+    BOOST_TEST(lines[0].knobs.empty());
+    BOOST_TEST(cat::kernel_name(lines[0]) == "sdpa__E64__materialized__Lk_8192");
+    BOOST_TEST(cat::kernel_name(lines[3]) == "sdpa__E128__bf16__materialized__Lk_8192");
+    BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 9000, 0, "float32", "", 64) == nullptr);
+    BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 9000, 0, "float32", "", 128) == &lines[4]);
+    BOOST_TEST(cat::rule_choice(lines, "sdpa", "output", 64, 0, "float32", "", 128) == &lines[2]);
+    const cat::Catalogue c = cat::assemble(lines, {});
+    cat::EmitOptions o;
+    o.source = "test.list";
+    BOOST_TEST(cat::cmake_include(c, o).find("attnforge_kernel(sdpa__E128__streaming PARAMS variant=sdpa result=output "
+                                             "strategy=streaming head_width=128)\n") != std::string::npos);
+    BOOST_TEST(error_of("sdpa output streaming any E=64,x\n").find("E lists 'x', not a head width") != std::string::npos);
+    BOOST_TEST(error_of("sdpa output streaming any E=64,64\n").find("E lists 64 twice") != std::string::npos);
+    BOOST_TEST(error_of("sdpa output streaming any E=0\n").find("not a head width") != std::string::npos);
+}
+
 // dtype= is the storage type, not a knob: it names the kernel, picks it by the rule and goes to the
 // generator; anything but float32, bf16 and fp16 is refused with the line.
 BOOST_AUTO_TEST_CASE(a_storage_type_names_its_kernel_and_has_its_own_rule) {

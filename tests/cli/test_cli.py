@@ -27,7 +27,7 @@ def attnforge(*args):
     return subprocess.run([ATTNFORGE, *args], capture_output=True, text=True)
 
 
-def shape_of(symbol, batch=2, heads=3, kv_heads=1):
+def shape_of(symbol, batch=2, heads=3, kv_heads=1, head_width=64):
     """Hkv = 1 (MQA) where a variant's key/value head count is run-time: every query head reads the one."""
     dims = []
     for part in symbol.strip("()").split(","):
@@ -38,6 +38,8 @@ def shape_of(symbol, batch=2, heads=3, kv_heads=1):
             dims.append(heads)
         elif part == "Hkv":
             dims.append(kv_heads)
+        elif part == "E":
+            dims.append(head_width)
         elif part.startswith("L["):
             dims.append(LENGTHS[part[2:-1]])
         elif part:
@@ -79,12 +81,15 @@ class ListTest(unittest.TestCase):
             self.assertIn(name, variants)
             self.assertTrue(any(k["result"] == "output" for k in variants[name]["kernels"]))
         self.assertEqual([i["name"] for i in variants["mha"]["inputs"]], ["x", "wq", "wk", "wv", "wo"])
-        self.assertEqual(variants["sdpa"]["output"]["shape"], "(B, H, L[q], 64)")
+        self.assertEqual(variants["sdpa"]["output"]["shape"], "(B, H, L[q], E)")
+        # The head widths of the contract's models, each with its own kernels.
+        for name in ["sdpa", "sdpa_causal", "decode"]:
+            self.assertEqual({k["head_width"] for k in variants[name]["kernels"]}, {64, 80, 96, 128, 256})
 
     def test_text_names_strategy_sizes_and_target(self):
         r = attnforge("list")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("sdpa__streaming", r.stdout)
+        self.assertIn("sdpa__E64__streaming", r.stdout)
         self.assertIn("Lk<=8192", r.stdout)
         self.assertIn("x86-64", r.stdout)
 
@@ -226,13 +231,25 @@ class ErrorTest(unittest.TestCase):
         for f in fragments:
             self.assertIn(f, r.stderr)
 
+    def test_a_head_width_the_build_did_not_make(self):
+        # sdpa's E is run-time, its kernels per head width: E = 48 is none of them (the interpreter takes it).
+        for n in "qkv":
+            np.save(os.path.join(self.d, f"{n}48.npy"), np.zeros((1, 2, 5, 48), np.float32))
+        args = ["run", "sdpa", *self.inputs(**{n: os.path.join(self.d, f"{n}48.npy") for n in "qkv"})]
+        self.assert_rejected([*args, "--output", self.out], "no float32 kernel for its output at head width E=48",
+                             "this build made E = 64, 80, 96, 128, 256", "-DATTNFORGE_HEAD_WIDTHS=64,80,96,128,256,48")
+        r = attnforge(*args, "--engine", "interpreter", "--output", self.out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(np.load(self.out).shape, (1, 2, 5, 48))
+        os.remove(self.out)
+
     def test_unknown_variant(self):
         self.assert_rejected(["run", "no_such_variant", *self.inputs(), "--output", self.out],
                              "unknown variant 'no_such_variant'", "sdpa")
 
     def test_missing_input(self):
         self.assert_rejected(["run", "sdpa", *self.inputs(v=None), "--output", self.out],
-                             "missing input 'v'", "(B=1, Hkv=2, L[kv]=5, 64)")
+                             "missing input 'v'", "(B=1, Hkv=2, L[kv]=5, E=64)")
 
     def test_extra_input(self):
         self.assert_rejected(["run", "sdpa", *self.inputs(), f"--input=bias={self.d}/q.npy", "--output", self.out],
@@ -241,7 +258,7 @@ class ErrorTest(unittest.TestCase):
     def test_wrong_shape(self):
         np.save(os.path.join(self.d, "bad.npy"), np.zeros((1, 2, 5, 32), np.float32))
         self.assert_rejected(["run", "sdpa", *self.inputs(k=os.path.join(self.d, "bad.npy")), "--output", self.out],
-                             "input 'k' must have shape (B=1, Hkv, L[kv], 64)", "given (1, 2, 5, 32)")
+                             "input 'k' must have shape (B=1, Hkv, L[kv], E=64)", "given (1, 2, 5, 32)")
 
     def test_wrong_dtype(self):
         np.save(os.path.join(self.d, "int.npy"), np.zeros((1, 2, 5, 64), np.int32))
@@ -342,9 +359,11 @@ class BenchTest(unittest.TestCase):
         # Every output kernel of sdpa in the registry: the list's two, and any tuned kernel of this machine.
         listed = json.loads(attnforge("list", "--json").stdout)
         sdpa = next(v for v in listed if v["variant"] == "sdpa")
-        expected = sorted(k["name"] for k in sdpa["kernels"] if k["result"] == "output" and k["dtype"] == "float32")
+        # sdpa's E is run-time: the kernels of the E benched (64, the default).
+        expected = sorted(k["name"] for k in sdpa["kernels"]
+                          if k["result"] == "output" and k["dtype"] == "float32" and k["head_width"] == 64)
         self.assertEqual(sorted(row["engine"] for row in rows), expected)
-        self.assertEqual({row["engine"].split("__")[1] for row in rows} & {"materialized", "streaming"},
+        self.assertEqual({part for row in rows for part in row["engine"].split("__")} & {"materialized", "streaming"},
                          {"materialized", "streaming"})
         self.assertEqual(sum(row["chosen_by_rule"] for row in rows), 1)
         for row in rows:
@@ -377,7 +396,8 @@ class BenchTest(unittest.TestCase):
         rows = self.rows("--dtype", "bf16")
         listed = json.loads(attnforge("list", "--json").stdout)
         sdpa = next(v for v in listed if v["variant"] == "sdpa")
-        expected = sorted(k["name"] for k in sdpa["kernels"] if k["result"] == "output" and k["dtype"] == "bf16")
+        expected = sorted(k["name"] for k in sdpa["kernels"]
+                          if k["result"] == "output" and k["dtype"] == "bf16" and k["head_width"] == 64)
         self.assertTrue(expected)
         self.assertEqual(sorted(row["engine"] for row in rows), expected)
         for row in rows:
@@ -397,7 +417,7 @@ class BenchTest(unittest.TestCase):
         rows = self.rows("--chosen-only")
         self.assertEqual(len(rows), 1)
         self.assertTrue(rows[0]["chosen_by_rule"])
-        self.assertTrue(rows[0]["engine"].startswith("sdpa__materialized"))
+        self.assertTrue(rows[0]["engine"].startswith("sdpa__E64__materialized"))
 
     def test_given_inputs_replace_synthetic_ones(self):
         d = tempfile.mkdtemp()

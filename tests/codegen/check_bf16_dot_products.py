@@ -37,6 +37,8 @@ def generate(generator, out, name, target, **params):
     out.mkdir(parents=True, exist_ok=True)
     args = [generator, "-n", name, "-d", "0", "-g", "attnforge_attention", "-f", name, "-e", "assembly",
             "-o", str(out), f"target={target}"] + [f"{k}={v}" for k, v in params.items()]
+    if params.get("variant") in ("sdpa", "sdpa_causal", "decode"):
+        args.append("head_width=64")  # their E is run-time: a kernel is generated per width
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"FAIL: generating {name} ({' '.join(args[-4:])}) failed:\n{done.stderr[-2000:]}")

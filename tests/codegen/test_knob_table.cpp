@@ -71,6 +71,7 @@ BOOST_AUTO_TEST_CASE(generator_params_follow_the_table) {
         auto g = Halide::Internal::GeneratorRegistry::create("attnforge_attention", context);
         BOOST_REQUIRE(g);
         g->set_generatorparam_value("variant", "sdpa");
+        g->set_generatorparam_value("head_width", "64");  // sdpa's E is run-time: a kernel is of one width
         g->set_generatorparam_value("strategy", "streaming");
         g->set_generatorparam_value(std::string(k.name), std::to_string(value));
         return g;
@@ -84,7 +85,22 @@ BOOST_AUTO_TEST_CASE(generator_params_follow_the_table) {
     // In range (the defaults): the pipeline builds.
     auto g = Halide::Internal::GeneratorRegistry::create("attnforge_attention", context);
     g->set_generatorparam_value("variant", "sdpa");
+    g->set_generatorparam_value("head_width", "64");
     BOOST_CHECK_NO_THROW(g->build_pipeline());
+}
+
+// A variant whose E is run-time is generated for one head width, given; a variant that fixes E takes none.
+BOOST_AUTO_TEST_CASE(head_width_is_given_exactly_where_the_graph_leaves_it_open) {
+    const Halide::GeneratorContext context(Halide::get_host_target());
+    auto generator = [&](const char* variant, const char* width) {
+        auto g = Halide::Internal::GeneratorRegistry::create("attnforge_attention", context);
+        g->set_generatorparam_value("variant", variant);
+        if (*width) g->set_generatorparam_value("head_width", width);
+        return g;
+    };
+    BOOST_CHECK_THROW(generator("sdpa", "")->build_pipeline(), std::invalid_argument);
+    BOOST_CHECK_THROW(generator("mha", "64")->build_pipeline(), std::invalid_argument);
+    BOOST_CHECK_NO_THROW(generator("sdpa", "96")->build_pipeline());
 }
 
 // The decode strategy builds output kernels whose head width is whole vectors, and refuses the rest
@@ -96,6 +112,7 @@ BOOST_AUTO_TEST_CASE(decode_strategy_refuses_what_it_cannot_build) {
         g->set_generatorparam_value("variant", variant);
         g->set_generatorparam_value("result", result);
         g->set_generatorparam_value("strategy", "decode");
+        if (std::string(variant) == "decode") g->set_generatorparam_value("head_width", "64");
         return g;
     };
     BOOST_CHECK_NO_THROW(generator("decode", "output")->build_pipeline());

@@ -13,7 +13,7 @@ namespace v = attnforge::dsl::variants;
 
 // Kinds are inferred at compile time.
 static_assert(std::is_same_v<decltype(v::mha)::output_kind, dsl::activation_kind<"x", 512, true>>);
-static_assert(std::is_same_v<decltype(v::sdpa)::output_kind, dsl::heads_kind<"q", dsl::runtime_heads, 64, true>>);
+static_assert(std::is_same_v<decltype(v::sdpa)::output_kind, dsl::heads_kind<"q", dsl::runtime_heads, dsl::runtime_head_width, true>>);
 static_assert(std::is_same_v<decltype(v::cross_attention)::output_kind, dsl::activation_kind<"x", 512, true>>);
 static_assert(std::is_same_v<decltype(v::seed_attention)::output_kind, dsl::activation_kind<"x", 3, false>>);
 static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", 8, 64, true>>);
@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(signatures_give_shapes_and_dtypes) {
     BOOST_TEST(sig.inputs[3].shape_symbol() == "(B, L[x])");
     BOOST_TEST((sig.inputs[3].dtype == dsl::element_type::boolean));
     BOOST_TEST(sig.output.shape_symbol() == "(B, L[x], 512)");
-    BOOST_TEST(dsl::signature(v::sdpa).inputs[1].shape_symbol() == "(B, Hkv, L[kv], 64)");
+    BOOST_TEST(dsl::signature(v::sdpa).inputs[1].shape_symbol() == "(B, Hkv, L[kv], E)");
     BOOST_TEST(dsl::signature(v::cross_attention).inputs[2].shape_symbol() == "(B, L[memory], 512)");
 }
 
@@ -127,7 +127,10 @@ BOOST_AUTO_TEST_CASE(lambdas_are_captured_as_expressions) {
 }
 
 BOOST_AUTO_TEST_CASE(scale_defaults_to_one_over_sqrt_e) {
+    // sdpa's E is run-time: the scale is of the call's width.
     const auto& s = v::sdpa.output.probabilities.scores;
-    BOOST_TEST(s.effective_scale() == 0.125);
+    BOOST_TEST(s.effective_scale(64) == 0.125);
+    BOOST_TEST(s.effective_scale(256) == 0.0625);
+    BOOST_TEST(dsl::score(v::q64, v::k64).effective_scale() == 0.125);
     BOOST_TEST(dsl::score(v::sdpa_q, v::sdpa_k, 0.5).effective_scale() == 0.5);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <attnforge/runtime/run.hpp>
+#include <attnforge/testing/kernels_at.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -74,7 +75,7 @@ inline bool skips(const runtime::KernelEntry& k, const Probe& p) {
 // Every output kernel of the probe's variant whose strategy is in `strategies` must skip.
 inline void every_kernel_skips(const Probe& p, const std::vector<std::string>& strategies) {
     int checked = 0;
-    for (const runtime::KernelEntry* k : runtime::kernels_for(p.variant, "output")) {
+    for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(p.variant, "output")) {
         if (std::find(strategies.begin(), strategies.end(), std::string(k->strategy)) == strategies.end()) continue;
         ++checked;
         BOOST_TEST(skips(*k, p), k->name << ": rows [" << p.rows_first << ", " << p.rows_last << ") changed with NaN "

@@ -13,6 +13,7 @@
 #define BOOST_TEST_MODULE block_skipping
 #include "nan_probe.hpp"
 #include <attnforge/runtime/storage_types.hpp>
+#include <attnforge/testing/kernels_at.hpp>
 
 using namespace nan_probe;
 
@@ -47,7 +48,7 @@ BOOST_AUTO_TEST_CASE(documents_by_the_pre_pass) {
     every_kernel_skips(p, {"streaming"});
     // The probe sees a visit: the materialized kernel skips the causal band only, so it reaches the
     // first document's blocks from the second's rows and their NaN shows.
-    for (const runtime::KernelEntry* k : runtime::kernels_for("document_attention", "output"))
+    for (const runtime::KernelEntry* k : attnforge::testing::kernels_at("document_attention", "output"))
         if (k->strategy == "materialized") BOOST_TEST(!skips(*k, p), k->name << ": the probe saw no visit");
 }
 
@@ -81,7 +82,7 @@ BOOST_AUTO_TEST_CASE(cache_past_its_length) {
     int checked = 0;
     for (const char* variant : {"decode", "decode_gqa", "decode_sliding_window"})
         for (const char* dtype : {"float32", "bf16"})
-            for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output", dtype)) {
+            for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output", dtype)) {
                 if (k->strategy != "decode") continue;
                 for (const std::int64_t Lq : {1, 4}) {
                     const Sizes sizes{static_cast<std::int64_t>(lengths.size()), 2, {{"q", Lq}, {"kv", Lmax}}};

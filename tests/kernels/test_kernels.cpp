@@ -58,10 +58,25 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         if (g.name.view() != variant) return;
         found = true;
         const auto sig = dsl::signature(g);
+        // A run-time head width: each kernel serves one E (its line's E list); the cases at other widths are for
+        // those. A variant with a static E runs the cases of E = 64 only.
+        bool runtime_width = false;
+        for (const auto& in : sig.inputs)
+            for (const auto& d : in.dims) runtime_width |= d.role == dsl::dim_spec::axis::head_width;
+        for (const runtime::KernelEntry& k : runtime::registry())
+            if (k.variant == variant && k.head_width)
+                BOOST_TEST(std::any_of(cases.begin(), cases.end(),
+                                       [&](const Case& c) { return c.sizes.head_width == k.head_width; }),
+                           k.name << ": no case at its head width " << k.head_width);
+        auto of_width = [&](const Case& c, const runtime::KernelEntry& k) {
+            return k.head_width == 0 || k.head_width == c.sizes.head_width;
+        };
         for (const Case& c : cases) {
-            const double flops = dsl::flop_count(g, {double(c.sizes.batch), double(c.sizes.heads), [&](std::string_view s) {
-                                                    return double(c.sizes.length.at(std::string(s)));
-                                                }});
+            if (!runtime_width && c.sizes.head_width != 64) continue;
+            const double flops = dsl::flop_count(
+                g, {double(c.sizes.batch), double(c.sizes.heads),
+                    [&](std::string_view s) { return double(c.sizes.length.at(std::string(s))); },
+                    double(c.sizes.head_width)});
             if (flops > sanitized_flop_limit) continue;
             const auto given = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
             // Query length × key length of the case's attention (the product of its sequence lengths).
@@ -82,7 +97,8 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                                variant << " on " << c.label << ": S = " << rounding.largest_score_magnitude
                                        << ", not the large logits the case is for (" << c.min_score_magnitude << ")");
                 for (std::string_view result : {"output", "attention_weights", "logsumexp"}) {
-                    const auto kernels = runtime::kernels_for(variant, result, storage);
+                    auto kernels = runtime::kernels_for(variant, result, storage);
+                    std::erase_if(kernels, [&](const runtime::KernelEntry* k) { return !of_width(c, *k); });
                     // Every variant has output kernels, and attention-weights and log-sum-exp kernels where
                     // it has weights (every built-in variant does); bf16 kernels of its output and weights.
                     if (storage == "float32" || (storage == "bf16" && result != "logsumexp"))
@@ -110,7 +126,7 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
             // Kernels whose inputs have types of their own (q float32, k and v bf16): the interpreter on the
             // inputs as those kernels take them, the bound of the kernel's storage type (its arithmetic).
             for (const runtime::KernelEntry& k : runtime::registry()) {
-                if (k.variant != variant || k.input_types.empty()) continue;
+                if (k.variant != variant || k.input_types.empty() || !of_width(c, k)) continue;
                 BOOST_TEST_CONTEXT(k.name << " on " << c.label) {
                     const dsl::element_type storage = runtime::storage_type_named(k.storage);
                     const auto inputs = runtime::to_storage(given, storage, k.input_types);
@@ -159,6 +175,18 @@ std::vector<Case> sdpa_cases(bool static_heads) {
         cases.push_back({gqa_sizes(2, 9, 3, 7, 64), {1.0, false, 3}, "B2 H9 Hkv3 L7 Lk64"});
         cases.push_back({gqa_sizes(1, 8, 1, 129, 129), large_logits(75, 19), "B1 H8 Hkv1 L129 q,k,v ±75", 1e3});
         cases.push_back({gqa_sizes(1, 32, 32, 33, 40), {}, "B1 H32 Hkv32 Lq33 Lk40"});
+        // Run-time head widths (the E lists of generated/kernels.list): each width's kernels on partial tiles, GQA
+        // and large logits (variants with a static E skip these).
+        for (std::int64_t E : {80, 96, 128, 256}) {
+            const std::string e = " E" + std::to_string(E);
+            auto with_width = [&](Sizes s) {
+                s.head_width = E;
+                return s;
+            };
+            cases.push_back({with_width(gqa_sizes(2, 3, 1, 7, 64)), {}, "B2 H3 Hkv1 Lq7 Lk64" + e});
+            cases.push_back({with_width(gqa_sizes(1, 4, 2, 129, 300)), {1.0, false, 5}, "B1 H4 Hkv2 Lq129 Lk300" + e});
+            cases.push_back({with_width(heads_sizes(1, 2, 64, 64)), large_logits(75, 13), "B1 L64 q,k,v ±75" + e, 1e3});
+        }
     }
     return cases;
 }
@@ -221,6 +249,16 @@ std::vector<Case> decode_cases(bool static_heads) {
         cases.push_back({g(3, 9, 3, 1, 1000), {1.0, false, 31}, "B3 H9 Hkv3 Lq1 Lmax1000"});
         cases.push_back({g(2, 8, 1, 1, 4500), large_logits(75, 37), "B2 H8 Hkv1 Lq1 Lmax4500 (key splits) q,k,v ±75", 1e3});
         cases.push_back({g(1, 32, 32, 1, 129), {}, "B1 H32 Hkv32 Lq1 Lmax129"});
+        for (std::int64_t E : {80, 96, 128, 256}) {
+            const std::string e = " E" + std::to_string(E);
+            auto with_width = [&](Sizes s) {
+                s.head_width = E;
+                return s;
+            };
+            cases.push_back({with_width(g(3, 4, 2, 4, 300)), {}, "B3 H4 Hkv2 Lq4 Lmax300" + e});
+            cases.push_back({with_width(g(2, 2, 1, 1, 4500)), {1.0, false, 41}, "B2 H2 Hkv1 Lq1 Lmax4500 (key splits)" + e});
+            cases.push_back({with_width(g(2, 2, 2, 1, 129)), large_logits(75, 43), "B2 Lq1 Lmax129 q,k,v ±75" + e, 1e3});
+        }
     }
     return cases;
 }

@@ -10,6 +10,7 @@
 #include <attnforge/runtime/reference.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/testing/compare.hpp>
+#include <attnforge/testing/kernels_at.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -27,7 +28,7 @@ constexpr float a_nan = std::numeric_limits<float>::quiet_NaN();
 constexpr float an_inf = std::numeric_limits<float>::infinity();
 
 runtime::TensorMap sdpa_inputs(std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lk, unsigned seed = 1) {
-    return attnforge::testing::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+    return attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("sdpa", "output").front()->signature(),
                                                 {B, H, {{"q", Lq}, {"kv", Lk}}}, {.seed = seed});
 }
 
@@ -62,7 +63,7 @@ bool row_all_nan(const std::vector<float>& v, std::size_t row, std::size_t width
 
 BOOST_AUTO_TEST_CASE(nan_in_a_query_row_reaches_only_that_row) {
     for (std::string_view variant : {"sdpa", "sdpa_causal"}) {
-        for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+        for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output")) {
             BOOST_TEST_CONTEXT(k->name) {
                 auto in = sdpa_inputs(2, 2, 20, 20);
                 const auto clean = runtime::run_kernel(*k, in).f32;
@@ -81,7 +82,7 @@ BOOST_AUTO_TEST_CASE(nan_in_a_query_row_reaches_only_that_row) {
 
 BOOST_AUTO_TEST_CASE(nan_or_inf_in_keys_and_values_stays_in_its_batch_entry_and_head) {
     for (std::string_view variant : {"sdpa", "sdpa_causal"}) {
-        for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+        for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output")) {
             BOOST_TEST_CONTEXT(k->name) {
                 auto in = sdpa_inputs(2, 2, 20, 20);
                 const auto clean = runtime::run_kernel(*k, in).f32;
@@ -117,7 +118,7 @@ BOOST_AUTO_TEST_CASE(nan_or_inf_in_keys_and_values_stays_in_its_batch_entry_and_
 
 BOOST_AUTO_TEST_CASE(nan_in_a_layer_input_stays_in_its_batch_entry) {
     for (std::string_view variant : {"mha", "mha_causal", "self_attention_layer"}) {
-        for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+        for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output")) {
             BOOST_TEST_CONTEXT(k->name) {
                 auto in = attnforge::testing::synthetic_inputs(k->signature(), {2, 0, {{"x", 9}}}, {});
                 const auto clean = runtime::run_kernel(*k, in).f32;
@@ -133,9 +134,9 @@ BOOST_AUTO_TEST_CASE(nan_in_a_layer_input_stays_in_its_batch_entry) {
 
 BOOST_AUTO_TEST_CASE(fully_masked_rows_give_zeros_and_logsumexp_minus_infinity) {
     // masked_attention's synthetic mask masks every key of query row 1 (B, Lq, Lk), true = takes part.
-    const runtime::KernelEntry& first = *runtime::kernels_for("masked_attention", "output").front();
+    const runtime::KernelEntry& first = *attnforge::testing::kernels_at("masked_attention", "output").front();
     const auto in = attnforge::testing::synthetic_inputs(first.signature(), {2, 2, {{"q", 6}, {"kv", 11}}}, {});
-    for (const runtime::KernelEntry* k : runtime::kernels_for("masked_attention", "output")) {
+    for (const runtime::KernelEntry* k : attnforge::testing::kernels_at("masked_attention", "output")) {
         BOOST_TEST_CONTEXT(k->name) {
             const auto got = runtime::run_kernel(*k, in).f32;
             for (std::int64_t h = 0; h < 2; ++h)
@@ -154,7 +155,7 @@ BOOST_AUTO_TEST_CASE(fully_masked_rows_give_zeros_and_logsumexp_minus_infinity) 
     });
     // mha_padding: the synthetic padding masks every key of batch entry 1: attention is zero there,
     // so the layer's output is the output projection of zeros, exactly zero.
-    for (const runtime::KernelEntry* k : runtime::kernels_for("mha_padding", "output")) {
+    for (const runtime::KernelEntry* k : attnforge::testing::kernels_at("mha_padding", "output")) {
         BOOST_TEST_CONTEXT(k->name) {
             const auto pin = attnforge::testing::synthetic_inputs(k->signature(), {2, 0, {{"x", 13}}}, {});
             const auto got = runtime::run_kernel(*k, pin).f32;
@@ -177,7 +178,7 @@ BOOST_AUTO_TEST_CASE(tiny_and_huge_magnitudes_stay_within_the_contract_relative_
         const double scale = attnforge::testing::max_abs(ref);
         for (std::string_view variant : {"sdpa", "sdpa_causal"}) {
             const auto ref_v = reference(variant, in);
-            for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+            for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output")) {
                 BOOST_TEST_CONTEXT(k->name << " q,k ×" << s.qk << " v ×" << s.v) {
                     const auto got = runtime::to_float64(runtime::run_kernel(*k, in));
                     BOOST_TEST(attnforge::testing::max_abs_diff(got, ref_v) <= 1e-4 * scale);
@@ -196,7 +197,7 @@ BOOST_AUTO_TEST_CASE(long_rows_of_16384_keys_do_not_drift) {
         for (std::string_view variant : {"sdpa", "sdpa_causal"}) {
             const auto ref = reference(variant, in);
             const double bound = 1e-4 * (1 + attnforge::testing::max_abs(ref));
-            for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+            for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output")) {
                 BOOST_TEST_CONTEXT(k->name << " offset " << offset) {
                     const auto got = runtime::to_float64(runtime::run_kernel(*k, in));
                     BOOST_TEST(attnforge::testing::max_abs_diff(got, ref) <= bound);
@@ -219,7 +220,7 @@ BOOST_AUTO_TEST_CASE(logits_of_plus_and_minus_1e4) {
     for (std::string_view variant : {"sdpa", "sdpa_causal"}) {
         const auto ref = reference(variant, in);
         const double bound = 1e-4 * (1 + attnforge::testing::max_abs(ref));
-        for (const runtime::KernelEntry* k : runtime::kernels_for(variant, "output")) {
+        for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(variant, "output")) {
             BOOST_TEST_CONTEXT(k->name) {
                 const auto got = runtime::to_float64(runtime::run_kernel(*k, in));
                 BOOST_TEST(attnforge::testing::max_abs_diff(got, ref) <= bound);

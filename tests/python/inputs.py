@@ -8,11 +8,11 @@ import torch
 # Sizes not multiples of the vector width or the tiles (contract §5); per variant where its structure
 # needs more (a sliding window of 128 keys, relative positions clipped at ±128).
 # Hkv = 1: the variants with a run-time Hkv run as MQA against torch (enable_gqa).
-DEFAULT_SIZES = {"B": 2, "H": 3, "Hkv": 1, "Lq": 7, "Lkv": 45, "Lx": 19, "Lmemory": 11, "Ltokens": 33}
+DEFAULT_SIZES = {"B": 2, "H": 3, "Hkv": 1, "E": 64, "Lq": 7, "Lkv": 45, "Lx": 19, "Lmemory": 11, "Ltokens": 33}
 VARIANT_SIZES = {
     "sliding_window_attention": {"Lq": 150, "Lkv": 150},
     "relative_position_attention": {"Lq": 9, "Lkv": 300},
-    "decode": {"Lq": 4}, "decode_gqa": {"Lq": 1, "Lkv": 150},
+    "sdpa_causal": {"E": 96}, "decode": {"Lq": 4, "E": 128}, "decode_gqa": {"Lq": 1, "Lkv": 150},
     "decode_sliding_window": {"Lq": 4, "Lkv": 200}, "decode_rope": {"Lq": 4},
 }
 

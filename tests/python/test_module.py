@@ -168,7 +168,7 @@ def test_inputs_in_types_of_their_own_run_on_their_kernel():
     # dtype= still picks the kernels of one storage type, converting what is not of it.
     assert attnforge.run("decode", dtype="bf16", **mixed).dtype == torch.bfloat16
     listed = {k["name"]: k["input_types"] for k in attnforge.kernels("decode")}
-    assert "k=bf16 v=bf16" in listed.values() and listed["decode__streaming"] == ""
+    assert "k=bf16 v=bf16" in listed.values() and listed["decode__E64__streaming"] == ""
 
 
 def test_bound_kernel_writes_into_out_and_reuses_it():
@@ -192,13 +192,13 @@ def test_bound_kernel_writes_into_out_and_reuses_it():
         readonly = np.empty(k.output_shape, np.float32)
         readonly.flags.writeable = False
         k(out=readonly, **inputs)
-    with pytest.raises(ValueError, match=r"unknown size 'L'; its sizes are B, H, Lq, Hkv, Lkv"):
+    with pytest.raises(ValueError, match=r"unknown size 'L'; its sizes are B, H, Lq, E, Hkv, Lkv"):
         attnforge.kernel("sdpa", B=1, H=1, Lq=1, L=2)
     with pytest.raises(ValueError, match=r"Lkv is missing"):
-        attnforge.kernel("sdpa", B=1, H=1, Hkv=1, Lq=1)
+        attnforge.kernel("sdpa", B=1, H=1, Hkv=1, E=64, Lq=1)
     # The rule picks by the bound sizes, as run() does by the inputs'.
-    assert attnforge.kernel("sdpa", B=1, H=1, Hkv=1, Lq=8, Lkv=9000).strategy == "streaming"
-    assert attnforge.kernel("decode", B=1, H=8, Hkv=8, Lq=1, Lkv=4096).strategy == "decode"
+    assert attnforge.kernel("sdpa", B=1, H=1, Hkv=1, E=64, Lq=8, Lkv=9000).strategy == "streaming"
+    assert attnforge.kernel("decode", B=1, H=8, Hkv=8, E=64, Lq=1, Lkv=4096).strategy == "decode"
 
 
 def test_interpreter_engine_is_float64_and_the_kernel_agrees():
@@ -323,7 +323,7 @@ def test_no_leak_over_ten_thousand_calls(framework):
     q = rng.uniform(-1, 1, (1, 2, 16, 64)).astype(np.float32)
     if framework == "torch":
         q = torch.from_numpy(q)
-    k = attnforge.kernel("sdpa", B=1, H=2, Hkv=2, Lq=16, Lkv=16)
+    k = attnforge.kernel("sdpa", B=1, H=2, Hkv=2, E=64, Lq=16, Lkv=16)
     for _ in range(1000):
         attnforge.run("sdpa", q=q, k=q, v=q)
         k(q=q, k=q, v=q)

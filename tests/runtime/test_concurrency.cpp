@@ -6,6 +6,7 @@
 #define BOOST_TEST_MODULE runtime_concurrency
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/run.hpp>
+#include <attnforge/testing/kernels_at.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -42,7 +43,7 @@ std::vector<Call> calls() {
     std::vector<Call> out;
     for (const Shape& s : shapes) {
         for (std::string_view result : {"output", "attention_weights"}) {
-            for (const runtime::KernelEntry* k : runtime::kernels_for(s.variant, result)) {
+            for (const runtime::KernelEntry* k : attnforge::testing::kernels_at(s.variant, result)) {
                 Call c{k, attnforge::testing::synthetic_inputs(k->signature(), s.sizes, {}), {}, {}};
                 runtime::Tensor alone = runtime::run_kernel(*k, c.inputs);
                 c.serial = std::move(alone.f32);
@@ -97,7 +98,7 @@ BOOST_AUTO_TEST_CASE(concurrent_calls_give_the_serial_results_bit_for_bit) {
 
 // Errors are per call: a thread given bad input gets its input_error while the others' calls succeed.
 BOOST_AUTO_TEST_CASE(a_bad_call_on_one_thread_does_not_disturb_the_others) {
-    const runtime::KernelEntry& k = *runtime::kernels_for("sdpa", "output").front();
+    const runtime::KernelEntry& k = *attnforge::testing::kernels_at("sdpa", "output").front();
     const auto good = attnforge::testing::synthetic_inputs(k.signature(), {1, 2, {{"q", 40}, {"kv", 50}}}, {});
     const auto expected = runtime::run_kernel(k, good).f32;
     auto bad = good;

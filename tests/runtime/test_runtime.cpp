@@ -8,6 +8,7 @@
 #include <attnforge/runtime/input_conversion.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
+#include <attnforge/testing/kernels_at.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -21,7 +22,7 @@ namespace runtime = attnforge::runtime;
 namespace {
 
 runtime::TensorMap sdpa_inputs(std::int64_t Lq, std::int64_t Lk) {
-    return attnforge::testing::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+    return attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("sdpa", "output").front()->signature(),
                                                 {1, 2, {{"q", Lq}, {"kv", Lk}}}, {});
 }
 
@@ -69,7 +70,7 @@ BOOST_AUTO_TEST_CASE(cache_lengths_are_int32_within_the_cache) {
 BOOST_AUTO_TEST_CASE(bad_inputs_are_named_with_both_shapes) {
     auto in = sdpa_inputs(4, 5);
     in["k"] = runtime::Tensor::float32({1, 2, 5, 32});
-    BOOST_TEST(error_of(in) == "sdpa: input 'k' must have shape (B=1, Hkv, L[kv], 64), given (1, 2, 5, 32)");
+    BOOST_TEST(error_of(in) == "sdpa: input 'k' must have shape (B=1, Hkv, L[kv], E=64), given (1, 2, 5, 32)");
 
     in = sdpa_inputs(4, 5);
     in["v"] = runtime::Tensor::boolean({1, 2, 5, 64});
@@ -91,7 +92,7 @@ BOOST_AUTO_TEST_CASE(thread_count_per_call_does_not_change_results) {
     runtime::RunOptions one, two;
     one.threads = 1;
     two.threads = 2;
-    for (const runtime::KernelEntry* k : runtime::kernels_for("sdpa", "output")) {
+    for (const runtime::KernelEntry* k : attnforge::testing::kernels_at("sdpa", "output")) {
         BOOST_TEST_CONTEXT(k->name) {
             const auto a = runtime::run_kernel(*k, in, one), b = runtime::run_kernel(*k, in, two);
             BOOST_TEST(a.f32 == b.f32);  // bit-identical: no reduction is split across threads
@@ -104,10 +105,10 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
     BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
     BOOST_TEST(out.f32.empty());
     const auto headless = runtime::run(
-        "sdpa", attnforge::testing::synthetic_inputs(runtime::kernels_for("sdpa", "output").front()->signature(),
+        "sdpa", attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("sdpa", "output").front()->signature(),
                                                      {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
     BOOST_TEST(headless.shape == (std::vector<std::int64_t>{1, 0, 4, 64}), boost::test_tools::per_element());
-    auto batchless = attnforge::testing::synthetic_inputs(runtime::kernels_for("mha", "output").front()->signature(),
+    auto batchless = attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("mha", "output").front()->signature(),
                                                           {0, 0, {{"x", 7}}}, {});
     BOOST_TEST(runtime::run("mha", batchless).shape == (std::vector<std::int64_t>{0, 7, 512}),
                boost::test_tools::per_element());
@@ -119,7 +120,7 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
 // with the interpreter) gives the answer of fully masked rows: zeros from attention, and what follows
 // it (an output projection, a residual) acting on those zeros.
 BOOST_AUTO_TEST_CASE(an_empty_key_sequence_is_the_engines_to_answer) {
-    for (const runtime::KernelEntry* k : runtime::kernels_for("sdpa", "output")) {
+    for (const runtime::KernelEntry* k : attnforge::testing::kernels_at("sdpa", "output")) {
         try {
             runtime::run_kernel(*k, sdpa_inputs(4, 0));
             BOOST_FAIL(std::string(k->name) + " ran without keys");

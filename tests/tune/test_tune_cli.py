@@ -73,7 +73,7 @@ check(line in sel.stdout and f"@record={record['id']}" in sel.stdout,
       f"the build turns the record into a tuned kernel line: {sel.stdout}")
 check("note:" not in sel.stdout and "warning:" not in sel.stdout, f"no notes for a matching record: {sel.stdout}")
 with open(outputs[0]) as f:
-    check(f"attnforge_kernel(sdpa__{record['best']['strategy']}__64_Lk_128 " in f.read(),
+    check(f"attnforge_kernel(sdpa__E64__{record['best']['strategy']}__64_Lk_128 " in f.read(),
           "the tuned kernel is among the kernels the build makes")
 with open(outputs[1]) as f:
     check(f'"tuned, record {record["id"]}"' in f.read(), "the registry says where the tuned kernel comes from")

@@ -1,4 +1,4 @@
-// attnforge bench VARIANT [--batch B] [--heads H] [--kv-heads Hkv] [--length L] [--lq N] [--lk N] [--threads N,...]
+// attnforge bench VARIANT [--batch B] [--heads H] [--kv-heads Hkv] [--head-width E] [--length L] [--lq N] [--lk N] [--threads N,...]
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
 //                 [--input NAME=FILE.npy ...]
 // Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at
@@ -79,7 +79,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         // Everything about the variant through the registry (runtime/engine.hpp), so a downstream
         // build's own variants bench too.
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
-        attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}, o.kv_heads.value_or(o.heads)};
+        attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}, o.kv_heads.value_or(o.heads), o.head_width};
         dsl::check_head_group(o.variant, {o.batch, {}, sizes.heads, sizes.kv_heads});
         const dsl::tensor_spec* weights = runtime::attention_weights_of(o.variant);
         const auto [seq_q, seq_k] = weights ? dsl::attention_sequences(*weights) : dsl::attention_sequences_t{};
@@ -93,7 +93,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                 }
         const double flops =
             runtime::flops_of(o.variant, {double(o.batch), double(sizes.heads),
-                                          [&](std::string_view s) { return double(sizes.length.at(std::string(s))); }});
+                                          [&](std::string_view s) { return double(sizes.length.at(std::string(s))); },
+                                          double(o.head_width)});
         // A decode step reads a filled cache: every cache length is Lmax.
         attnforge::testing::SyntheticOptions input_options;
         input_options.full_caches = true;
@@ -149,6 +150,8 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                 shape += fmt::format(" Hkv={}", sizes.kv_heads);
                 break;
             }
+        for (const auto& d : sig.inputs.front().dims)
+            if (d.role == dsl::dim_spec::axis::head_width) shape += fmt::format(" E={}", sizes.head_width);
 
         nlohmann::json rows = nlohmann::json::array();
         out << fmt::format("attnforge bench {}: {}{}, {:.3f} GFLOP per call (dense), {:.1f} MB moved at least\n",
@@ -178,6 +181,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                "", bandwidth.gbs);
             for (const runtime::KernelEntry* k : runtime::kernels_for(o.variant, "output", o.dtype, input_types)) {
                 if (!o.strategy.empty() && k->strategy != o.strategy) continue;
+                if (k->head_width && k->head_width != sizes.head_width) continue;  // another E's kernel
                 const bool chosen = &runtime::select_kernel(o.variant, inputs, "output", o.dtype) == k;
                 if (o.chosen_only && !chosen) continue;
                 runtime::RunOptions ro;

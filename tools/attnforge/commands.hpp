@@ -32,6 +32,7 @@ struct BenchOptions {
     std::string variant;
     std::int64_t batch = 1, heads = 8, length = 512;
     std::optional<std::int64_t> kv_heads;  // Hkv, for a run-time Hkv (default: --heads, MHA)
+    std::int64_t head_width = 64;          // E, for a run-time head width
     std::optional<std::int64_t> lq, lk;
     std::vector<int> threads = {1, 2};
     std::string strategy;      // empty: every output kernel of the variant

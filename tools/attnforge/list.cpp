@@ -33,6 +33,7 @@ int list(const ListOptions& options, std::ostream& out) {
                                     {"result", k.result},
                                     {"dtype", k.storage},
                                     {"input_types", k.input_types},
+                                    {"head_width", k.head_width},  // 0: the variant's own, static E
                                     {"strategy", k.strategy},
                                     {"sizes", k.size_class},
                                     {"knobs", k.knobs},
@@ -67,8 +68,8 @@ int list(const ListOptions& options, std::ostream& out) {
                                    ? ""
                                    : "  inputs " + k["input_types"].get<std::string>());
     }
-    out << "Each (variant, result, storage type) runs the first kernel whose size class holds (Lk: the attention's "
-           "key length).\n"
+    out << "Each (variant, result, storage type, and head width E where the variant's is run-time) runs the first "
+           "kernel whose size class holds (Lk: the attention's key length).\n"
            "Schedules: default (generated/kernels.list) or tuned (a record of generated/tuning_records.jsonl, "
            "attnforge tune).\n";
     return 0;

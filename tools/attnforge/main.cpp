@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
         ->check(attnforge::cli::positive);
     bench_cmd->add_option("--kv-heads", bench.kv_heads, "Hkv, for variants with a run-time Hkv (a divisor of H; default H)")
         ->check(attnforge::cli::positive);
+    bench_cmd->add_option("--head-width", bench.head_width, "E, for variants with a run-time head width (default 64)")
+        ->check(attnforge::cli::positive);
     bench_cmd->add_option("--length", bench.length, "Every sequence length (L)")->check(attnforge::cli::positive);
     bench_cmd->add_option("--lq", bench.lq, "Query length Lq (overrides --length)")->check(attnforge::cli::positive);
     bench_cmd->add_option("--lk", bench.lk, "Key length Lk (overrides --length)")->check(attnforge::cli::positive);

@@ -57,6 +57,7 @@ Candidate Candidate::compile(const Problem& p, const SchedulePoint& point, const
                                                   ? std::string(catalogue::spec_of(catalogue::Strategy::unscheduled).name)
                                                   : point.strategy);
     for (const auto& [name, value] : point.knobs) gen->set_generatorparam_value(name, std::to_string(value));
+    if (p.head_width) gen->set_generatorparam_value("head_width", std::to_string(p.head_width));
     gen->set_generatorparam_value("estimate_batch", std::to_string(p.sizes.batch));
     gen->set_generatorparam_value("estimate_heads", std::to_string(p.sizes.heads));
     gen->set_generatorparam_value("estimate_length", std::to_string(p.key_length));

@@ -35,7 +35,8 @@ RecordKey machine_key(const Problem& p, int threads) {
         p.canonical,       catalogue::size_bucket(p.key_length),
         threads,           host_target_string(),
         cpu_model(),       fmt::format("{}.{}.{}", HALIDE_VERSION_MAJOR, HALIDE_VERSION_MINOR, HALIDE_VERSION_PATCH),
-        ATTNFORGE_VERSION, p.storage};
+        ATTNFORGE_VERSION, p.storage,
+        p.head_width};
 }
 
 std::string new_record_id() {

@@ -37,7 +37,7 @@ extern "C" void on_interrupt(int) {
 
 struct Options {
     std::string variant, result = "output";
-    std::int64_t batch = 1, heads = 8, length = 512;
+    std::int64_t batch = 1, heads = 8, length = 512, head_width = 64;
     std::optional<std::int64_t> lq, lk;
     int threads = 0;
     std::optional<double> budget;
@@ -119,7 +119,7 @@ int tune_main(const Options& o) {
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);  // read by Halide's JIT runtime at its first call
 
-    tune::ProblemSizes sizes{o.batch, o.heads, o.lq.value_or(o.length), o.lk.value_or(o.length)};
+    tune::ProblemSizes sizes{o.batch, o.heads, o.lq.value_or(o.length), o.lk.value_or(o.length), o.head_width};
     const tune::Problem problem = tune::make_problem(o.variant, o.result, sizes, o.dtype);
     const tune::RecordKey key = tune::machine_key(problem, threads);
 
@@ -129,7 +129,7 @@ int tune_main(const Options& o) {
     const tune::Record* previous = catalogue::newest_matching(db, key);
     for (const auto& r : db.records)
         if (r.key.variant == key.variant && r.key.result == key.result && r.key.size_bucket == key.size_bucket &&
-            !(r.key == key))
+            r.key.head_width == key.head_width && !(r.key == key))
             fmt::print(stderr, "attnforge tune: note: record {} does not apply here: {}\n", r.id,
                        catalogue::mismatch(r.key, key));
 
@@ -140,7 +140,8 @@ int tune_main(const Options& o) {
     if (!o.budget && !o.trials) so.budget_seconds = 120;
     so.strategies = o.strategy.empty() ? catalogue::general_strategies(o.result) : std::vector{o.strategy};
     const auto lines = catalogue::read_kernel_list(o.kernel_list);
-    const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length, problem.asked.lq, o.dtype);
+    const auto rule = catalogue::rule_choice(lines, o.variant, o.result, problem.key_length, problem.asked.lq, o.dtype,
+                                             "", problem.head_width);
     const catalogue::StrategySpec* rule_strategy = rule ? catalogue::find_strategy(rule->strategy) : nullptr;
     // Where the rule picks a strategy of a bounded query length (decode), that strategy alone is tuned (the
     // others serve the variant's longer query blocks).
@@ -247,6 +248,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"output", "attention_weights"}));
     app.add_option("--batch", o.batch, "B")->check(attnforge::cli::positive);
     app.add_option("--heads", o.heads, "H, for variants with a run-time head count")->check(attnforge::cli::positive);
+    app.add_option("--head-width", o.head_width,
+                   "E, for variants with a run-time head width (default 64); the tuned kernel serves that E")
+        ->check(attnforge::cli::positive);
     app.add_option("--length", o.length, "Every sequence length (L)")->check(attnforge::cli::positive);
     app.add_option("--lq", o.lq, "Query length (overrides --length)")->check(attnforge::cli::positive);
     app.add_option("--lk", o.lk, "Key length (overrides --length)")->check(attnforge::cli::positive);

@@ -13,10 +13,10 @@ namespace attnforge::tune {
 
 namespace {
 
-bool runtime_heads(const dsl::graph_signature& sig) {
+bool has_axis(const dsl::graph_signature& sig, dsl::dim_spec::axis axis) {
     for (const auto& in : sig.inputs)
         for (const auto& d : in.dims)
-            if (d.role == dsl::dim_spec::axis::heads) return true;
+            if (d.role == axis) return true;
     return false;
 }
 
@@ -24,7 +24,8 @@ bool runtime_heads(const dsl::graph_signature& sig) {
 
 std::string Problem::describe() const {
     std::string s = fmt::format("B={}", sizes.batch);
-    if (runtime_heads(signature)) s += fmt::format(" H={}", sizes.heads);
+    if (has_axis(signature, dsl::dim_spec::axis::heads)) s += fmt::format(" H={}", sizes.heads);
+    if (head_width) s += fmt::format(" E={}", head_width);
     return s + fmt::format(" Lq={} Lk={}", asked.lq, asked.lk);
 }
 
@@ -40,7 +41,7 @@ Problem make_problem(const std::string& variant, const std::string& result, cons
     p.storage = storage;
     p.asked = asked;
     p.key_length = asked.lk;
-    p.sizes = {asked.batch, asked.heads, {}};
+    p.sizes = {asked.batch, asked.heads, {}, 0, asked.head_width};
     std::string seq_q, seq_k;
     if (!dsl::with_builtin_variant(variant, [&](const auto& g) {
             p.signature = dsl::signature(g);
@@ -69,9 +70,10 @@ Problem make_problem(const std::string& variant, const std::string& result, cons
                 for (const auto& d : in.dims)
                     if (d.role == dsl::dim_spec::axis::sequence)
                         p.sizes.length[d.sequence] = d.sequence == seq_k ? asked.lk : asked.lq;
-            p.flops = dsl::flop_count(g, {double(asked.batch), double(asked.heads), [&](std::string_view s) {
-                                              return double(p.sizes.length.at(std::string(s)));
-                                          }});
+            if (has_axis(p.signature, dsl::dim_spec::axis::head_width)) p.head_width = static_cast<int>(asked.head_width);
+            p.flops = dsl::flop_count(g, {double(asked.batch), double(asked.heads),
+                                          [&](std::string_view s) { return double(p.sizes.length.at(std::string(s))); },
+                                          double(asked.head_width)});
         }))
         throw input_error("unknown variant '" + variant + "' (see attnforge list)");
     return p;
@@ -81,6 +83,7 @@ Problem validation_problem(const Problem& p) {
     ProblemSizes s;
     s.batch = 2;
     s.heads = 2;
+    s.head_width = p.asked.head_width;
     const std::int64_t low = catalogue::bucket_low(p.key_length);
     s.lk = low > 1 ? low : std::min<std::int64_t>(p.key_length, 37);
     s.lq = p.self_attention ? s.lk : std::min<std::int64_t>(p.asked.lq, 37);

@@ -19,6 +19,7 @@ struct Problem {
     std::string variant;
     std::string result = "output";             // or attention_weights
     std::string storage = "float32";           // the kernel's storage type: float32 | bf16 | fp16
+    int head_width = 0;                        // E where the variant's is run-time (the generator's head_width)
     ProblemSizes asked;                        // as given on the command line
     attnforge::testing::SyntheticSizes sizes;  // per sequence tag
     std::int64_t key_length = 0;               // Lk of the attention: what size classes test

@@ -1,5 +1,5 @@
 // Kernel lists (generated/kernels.list, generated/baselines.list, a downstream project's own): one
-// kernel per line, "variant result strategy sizes [knob=value ...] [dtype=T[,T...]] [dtype.<input>=T ...]",
+// kernel per line, "variant result strategy sizes [knob=value ...] [E=N[,N...]] [dtype=T[,T...]] [dtype.<input>=T ...]",
 // '#' starts a comment. Every field is checked here, with the file and line in the message, before anything
 // is generated.
 #pragma once
@@ -24,6 +24,9 @@ struct KernelLine {
     // dtype.<input>=<type>: inputs stored in a type of their own ("k=bf16 v=bf16", sorted by name; empty: none).
     // The runtime picks such a kernel for inputs given in exactly those types (runtime/run.hpp).
     std::string input_types;
+    // E=64,80,...: the head width of a variant whose E is run-time (one kernel each, picked by the call's E);
+    // 0 for a variant that fixes its own.
+    int head_width = 0;
 
     bool has_knob(const std::string& word) const;
     // The knobs as numbers (the tuner's view); throws std::runtime_error for a value that is not one.
@@ -38,15 +41,18 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
 std::vector<KernelLine> read_kernel_list(const std::string& path);  // also throws if unreadable
 
 // The kernel's name in the registry and in its library: "<variant>__<strategy>" for an output,
-// "<variant>__<result>" otherwise, with "__bf16" or "__fp16" after the variant for those storage
-// types and "__k_bf16_v_bf16" for inputs of types of their own, then "__<size class as an identifier>"
-// unless it serves any size: sdpa__materialized__Lk_8192, sdpa__attention_weights,
-// sdpa__materialized__1024_Lk_2048, sdpa__bf16__streaming, decode__k_bf16_v_bf16__decode__Lq_16.
+// "<variant>__<result>" otherwise, with "__E<n>" after the variant for a head width of the line's E list,
+// "__bf16" or "__fp16" for those storage types and "__k_bf16_v_bf16" for inputs of types of their own, then
+// "__<size class as an identifier>" unless it serves any size: sdpa__E64__materialized__Lk_8192,
+// sdpa__E128__attention_weights, sdpa__E64__materialized__1024_Lk_2048, sdpa__E80__bf16__streaming,
+// decode__E64__k_bf16_v_bf16__decode__Lq_16, mha__streaming.
 std::string kernel_name(const KernelLine& line);
 
-// The first line for (variant, result, storage, input types) whose size class holds for lk: the runtime's rule.
+// The first line for (variant, result, storage, input types, head width) whose size class holds for lk: the
+// runtime's rule. head_width 0 matches every line (a variant with a static E has lines of head width 0).
 const KernelLine* rule_choice(const std::vector<KernelLine>& lines, const std::string& variant,
                               const std::string& result, std::int64_t lk, std::int64_t lq = 0,
-                              const std::string& storage = "float32", const std::string& input_types = "");
+                              const std::string& storage = "float32", const std::string& input_types = "",
+                              int head_width = 0);
 
 }  // namespace attnforge::catalogue

@@ -21,6 +21,7 @@ namespace attnforge::catalogue {
 // The sizes a record was measured at.
 struct ProblemSizes {
     std::int64_t batch = 1, heads = 8, lq = 512, lk = 512;
+    std::int64_t head_width = 64;  // E, for a variant whose E is run-time
 };
 
 // Everything a record is valid for. Two records with equal keys compete; the newest wins.
@@ -34,6 +35,7 @@ struct RecordKey {
     std::string halide;               // Halide version, "21.0.0"
     std::string attnforge;            // attnforge version (project VERSION)
     std::string storage = "float32";  // the kernel's storage type, float32 | bf16 | fp16 (a record's "dtype")
+    int head_width = 0;               // the E of the kernel, for a variant whose E is run-time (a record's "E")
     bool operator==(const RecordKey&) const = default;
 };
 

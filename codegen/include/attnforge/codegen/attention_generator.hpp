@@ -114,6 +114,9 @@ public:
     GeneratorParam<int> estimate_batch{"estimate_batch", 1};
     GeneratorParam<int> estimate_heads{"estimate_heads", 8};
     GeneratorParam<int> estimate_length{"estimate_length", 1024};
+    // The head width E of a variant whose E is run-time (a kernel line's E list: one kernel per width); 0 for a
+    // variant that fixes its own.
+    GeneratorParam<int> head_width{"head_width", 0, 0, 1024};
 
     void configure() {
         with_variant<Variants>(variant, [&](const auto& g) {
@@ -126,6 +129,10 @@ public:
                            : result == "attention_weights" ? dsl::attention_weights_spec(g)
                                                            : dsl::logsumexp_spec(g);
         });
+        fix_head_width(signature_.inputs);
+        std::vector<dsl::tensor_spec> output{output_spec_};
+        fix_head_width(output);
+        output_spec_ = output.front();
         knobs_ = knobs();
         const bool block_mask = knobs_.block_mask != 0;
         const catalogue::StrategySpec& table_row = catalogue::spec_of(knobs_.strategy);
@@ -179,6 +186,7 @@ public:
         cg::AlgorithmPlan plan = cg::plan_for(k, this->get_target());
         std::visit([&](cg::Tiles& t) { t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product(); }, plan);
         cg::LoweringContext ctx(plan);
+        ctx.head_width = head_width;
         ctx.softmax_result =
             output_kind.value() == "logsumexp" ? cg::SoftmaxResult::logsumexp : cg::SoftmaxResult::probabilities;
         cg::PipelineOutput output;
@@ -244,6 +252,25 @@ private:
     }
 
     Estimates estimates() const { return {estimate_batch, estimate_heads, estimate_length}; }
+
+    // A run-time head width becomes this kernel's (head_width): a static extent of its buffers, like any fixed
+    // width. A variant with a run-time E needs one; a variant with a static E takes none.
+    void fix_head_width(std::vector<dsl::tensor_spec>& specs) const {
+        bool runtime_width = false;
+        for (auto& spec : specs)
+            for (auto& d : spec.dims)
+                if (d.role == dsl::dim_spec::axis::head_width) {
+                    runtime_width = true;
+                    if (head_width <= 0)
+                        throw std::invalid_argument("attnforge generator: '" + variant.value() +
+                                                    "' has a run-time head width E: its kernel lines name the widths "
+                                                    "to generate (E=64,80,...), one kernel each");
+                    d = {dsl::dim_spec::axis::fixed, {}, head_width};
+                }
+        if (head_width > 0 && !runtime_width && &specs == &signature_.inputs)
+            throw std::invalid_argument("attnforge generator: '" + variant.value() + "' fixes its head width; "
+                                        "head_width (a kernel line's E=) is for variants whose E is run-time");
+    }
 
     template <std::size_t... I>
     static std::array<GeneratorParam<int>, sizeof...(I)> make_knob_params(std::index_sequence<I...>) {

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -258,6 +259,18 @@ public:
     std::map<std::string, Lowered, std::less<>> lowered;  // by canonical text: each node lowered once
     BlockRangeRead block_ranges;                          // set when the kernel takes the pre-pass's ranges as an input
     SoftmaxResult softmax_result = SoftmaxResult::probabilities;
+    // The head width this kernel is generated for, where the graph's is run-time (dsl::runtime_head_width): the
+    // generator's head_width, from the kernel line's E list. 0: none given.
+    int head_width = 0;
+
+    // E of a kind whose head width is static_width: that, or the kernel's where it is run-time.
+    int head_width_of(int static_width) const {
+        if (static_width != dsl::runtime_head_width) return static_width;
+        if (head_width <= 0)
+            throw std::invalid_argument("attnforge lowering: the graph's head width E is run-time; its kernels are "
+                                        "generated per head width (head_width=..., a kernel line's E=64,...)");
+        return head_width;
+    }
 
     const Tiles& tiles() const { return codegen::tiles(plan); }
     std::string name(const char* kind) { return std::string(kind) + "_" + std::to_string(next_id_++); }

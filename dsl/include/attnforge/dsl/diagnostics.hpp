@@ -146,7 +146,7 @@ struct rope_even_head_width {
     static constexpr bool ok = Width > 0 && Width % 2 == 0;
     static_assert(ok,
                   "attnforge: rope: rotary embedding rotates pairs of columns, so the head width E must "
-                  "be even (node and E are in the instantiation line above)");
+                  "be static and even (node and E are in the instantiation line above)");
 };
 
 template <fixed_string Node, int Heads>
@@ -154,6 +154,14 @@ struct static_head_count {
     static constexpr bool ok = Heads > 0;
     static_assert(ok,
                   "attnforge: merge_heads: concatenating heads needs a static head count H (node and H "
+                  "are in the instantiation line above)");
+};
+
+template <fixed_string Node, int Width>
+struct static_head_width {
+    static constexpr bool ok = Width > 0;
+    static_assert(ok,
+                  "attnforge: merge_heads: concatenating heads needs a static head width E (node and E "
                   "are in the instantiation line above)");
 };
 

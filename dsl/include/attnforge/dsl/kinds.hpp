@@ -26,6 +26,19 @@ inline constexpr int runtime_heads = 0;
 // serves MHA (Hkv = H), GQA and MQA (Hkv = 1); query head h reads key/value head h / (H / Hkv).
 inline constexpr int runtime_kv_heads = -1;
 
+// A head width fixed only at run time: E of the given heads of sdpa, sdpa_causal and decode, whose kernels are
+// generated per head width (a kernel line's E=64,80,...: generated/kernels.list) and picked by the E of the call.
+inline constexpr int runtime_head_width = 0;
+
+// A head width in a kind's label: the number, or E where it is run-time.
+template <int E>
+constexpr auto head_width_label() {
+    if constexpr (E == runtime_head_width)
+        return fixed_string("E");
+    else
+        return int_string<E>();
+}
+
 // A head count in a kind's label: the number, or Hkv for a run-time key/value head count.
 template <int H>
 constexpr auto head_count_label() {
@@ -49,7 +62,8 @@ struct heads_kind {
     static constexpr int heads = H;
     static constexpr int head_width = E;
     static constexpr bool batched = Batched;
-    static constexpr auto label = cat("heads(H=", head_count_label<H>(), ", L[", Seq, "], E=", int_string<E>(), ")");
+    static constexpr auto label =
+        cat("heads(H=", head_count_label<H>(), ", L[", Seq, "], E=", head_width_label<E>(), ")");
 };
 
 // Probabilities: true once a softmax has been taken (masks and modifiers no longer apply).

@@ -23,6 +23,7 @@ struct KernelEntry {
     std::string_view schedule;    // "default" (generated/kernels.list) or "tuned, record <id>" (tuning records)
     std::string_view storage;     // "float32", "bf16" or "fp16": what its float tensors (inputs, output) are
     std::string_view input_types; // inputs of a type of their own, "k=bf16 v=bf16" (sorted by name); "" none
+    int head_width;               // the E it serves where the variant's E is run-time (its line's E list); 0 otherwise
     int (*argv)(void**);          // Halide's argv entry point: inputs in order, then output
     const halide_filter_metadata_t* (*metadata)();
     // block_mask kernels (knob block_mask=1): their pre-pass, which computes from the same inputs the

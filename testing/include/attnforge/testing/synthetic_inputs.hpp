@@ -26,6 +26,7 @@ struct SyntheticSizes {
     std::int64_t heads = 2;                                   // for a run-time head count
     std::map<std::string, std::int64_t, std::less<>> length;  // by sequence tag
     std::int64_t kv_heads = 0;                                // for a run-time Hkv; 0: heads (MHA)
+    std::int64_t head_width = 64;                             // for a run-time head width E
 };
 
 struct SyntheticOptions {
@@ -48,6 +49,9 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
                 break;
             case dsl::dim_spec::axis::kv_heads:
                 shape.push_back(s.kv_heads > 0 ? s.kv_heads : s.heads);
+                break;
+            case dsl::dim_spec::axis::head_width:
+                shape.push_back(s.head_width);
                 break;
             case dsl::dim_spec::axis::fixed:
                 shape.push_back(d.size);

@@ -103,7 +103,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         using V = Values;
         constexpr int Hq = S::kind::heads, Hkv = V::kind::heads;
         const HeadGroup group = head_group<Hq, Hkv>(in.scores.extents[2], v.extents[2]);
-        constexpr int E = V::kind::head_width;
+        const int E = ctx.head_width_of(V::kind::head_width);
         Halide::Var e("e"), q("q"), h("h"), b("b");
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)
         values(e, q, h, b) = v.element(detail::value_column(e, E), q, h, b);

@@ -45,8 +45,8 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySourc
     const std::string name = ctx.name("score");
     const Tiles& tiles = ctx.tiles();
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
-    constexpr int E = Q::kind::head_width;
-    const float scale = static_cast<float>(n.effective_scale() * (shape.base2 ? log2_e : 1.0));
+    const int E = ctx.head_width_of(Q::kind::head_width);
+    const float scale = static_cast<float>(n.effective_scale(E) * (shape.base2 ? log2_e : 1.0));
     const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
     if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
         const ScoreProduct product = detail::decode_score_product(q, k, E, group, scale, *decode, name);

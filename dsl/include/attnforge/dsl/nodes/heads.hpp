@@ -50,7 +50,8 @@ constexpr auto merge_heads(X x) {
         constexpr auto node = cat("merge_heads(", X::label, ")");
         if constexpr (!diagnostic::expect<node, "heads (B, H, L, E)", is_heads, typename X::kind>()) {
             return error_node{};
-        } else if constexpr (!diagnostic::static_head_count<node, X::kind::heads>::ok) {
+        } else if constexpr (!diagnostic::static_head_count<node, X::kind::heads>::ok ||
+                             !diagnostic::static_head_width<node, X::kind::head_width>::ok) {
             return error_node{};
         } else {
             return merge_heads_node<X>{x};

@@ -17,8 +17,9 @@ struct score_node {
     double scale;  // 0 means the default, 1/√E
     using kind = scores_kind<Q::kind::seq, K::kind::seq, Q::kind::heads, Q::kind::batched, false>;
     static constexpr auto label = cat("score(", Q::label, ", ", K::label, ")");
-    static constexpr int head_width = Q::kind::head_width;
-    double effective_scale() const { return scale != 0 ? scale : 1.0 / std::sqrt(double(head_width)); }
+    static constexpr int head_width = Q::kind::head_width;  // runtime_head_width: the call's
+    // The scale given, or 1/√E; where E is run-time, of the width the call (or the kernel) has.
+    double effective_scale(double width = head_width) const { return scale != 0 ? scale : 1.0 / std::sqrt(width); }
     constexpr auto children() const { return hana::make_tuple(q, k); }
 };
 

@@ -19,6 +19,7 @@ struct RuntimeSizes {
     std::map<std::string, std::int64_t, std::less<>> sequence_length;
     std::int64_t heads = -1;     // run-time head count, where the graph has one
     std::int64_t kv_heads = -1;  // run-time key/value head count Hkv (a divisor of heads), where it has one
+    std::int64_t head_width = -1;  // run-time head width E, where it has one
 
     // The shape of spec under these sizes; an unknown size is -1.
     std::vector<std::int64_t> shape_of(const tensor_spec& spec) const;

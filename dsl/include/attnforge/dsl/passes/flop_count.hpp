@@ -21,12 +21,14 @@ struct FlopSizes {
     double batch = 1;
     double heads = 1;                                // a run-time head count
     std::function<double(std::string_view)> length;  // by sequence tag
+    double head_width = 64;                          // a run-time head width E
 };
 
 template <class Node>
 double flop_count(const Node& node, const FlopSizes& s) {
     double own = 0;
     auto heads = [&](int h) { return h == runtime_heads ? s.heads : double(h); };
+    auto width = [&](int e) { return e == runtime_head_width ? s.head_width : double(e); };
     if constexpr (is_a<Node, linear_tag>) {
         using X = std::remove_cvref_t<decltype(node.x)>;
         using W = std::remove_cvref_t<decltype(node.w)>;
@@ -36,12 +38,12 @@ double flop_count(const Node& node, const FlopSizes& s) {
         using K = typename std::remove_cvref_t<decltype(node)>::kind;
         using Q = std::remove_cvref_t<decltype(node.q)>;
         own = 2.0 * (K::batched ? s.batch : 1.0) * heads(K::heads) * s.length(K::seq_q.view()) *
-              s.length(K::seq_k.view()) * Q::kind::head_width;
+              s.length(K::seq_k.view()) * width(Q::kind::head_width);
     } else if constexpr (is_a<Node, weighted_sum_tag>) {
         using P = typename std::remove_cvref_t<decltype(node.probabilities)>::kind;
         using V = std::remove_cvref_t<decltype(node.v)>;
         own = 2.0 * (P::batched ? s.batch : 1.0) * heads(P::heads) * s.length(P::seq_q.view()) *
-              s.length(P::seq_k.view()) * V::kind::head_width;
+              s.length(P::seq_k.view()) * width(V::kind::head_width);
     }
     if constexpr (!is_a<Node, input_tag>) {
         return hana::fold_left(node.children(), own,

@@ -15,9 +15,9 @@
 namespace attnforge::dsl {
 
 // One axis of a tensor: the batch B, the length of a named sequence, a run-time head count H, the keys' and
-// values' run-time head count Hkv (a divisor of H), or a static size.
+// values' run-time head count Hkv (a divisor of H), a run-time head width E, or a static size.
 struct dim_spec {
-    enum class axis { batch, sequence, heads, fixed, kv_heads } role;
+    enum class axis { batch, sequence, heads, fixed, kv_heads, head_width } role;
     std::string sequence;  // for role::sequence
     long long size = 0;    // for role::fixed
 
@@ -31,6 +31,8 @@ struct dim_spec {
                 return "H";
             case axis::kv_heads:
                 return "Hkv";
+            case axis::head_width:
+                return "E";
             default:
                 return std::to_string(size);
         }
@@ -70,7 +72,9 @@ std::vector<dim_spec> dims_of_kind() {
     if constexpr (is_activation_v<Kind>) {
         d.insert(d.end(), {seq(Kind::seq.view()), fixed(Kind::width)});
     } else if constexpr (is_heads_v<Kind>) {
-        d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), fixed(Kind::head_width)});
+        const dim_spec width = Kind::head_width == runtime_head_width ? dim_spec{R::head_width, {}, 0}
+                                                                      : fixed(Kind::head_width);
+        d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), width});
     } else if constexpr (is_scores_v<Kind>) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
     } else if constexpr (is_weight_v<Kind>) {

@@ -7,11 +7,15 @@
 
 namespace attnforge::dsl::variants {
 
-// q (B, H, Lq, 64), k and v (B, Hkv, Lk, 64), H and Hkv at run time, Hkv a divisor of H: MHA (Hkv = H), GQA
-// and MQA (Hkv = 1) in one variant.
-inline constexpr auto sdpa_q = heads_input<"q", 64>();
-inline constexpr auto sdpa_k = heads_input<"k", 64, "kv", runtime_kv_heads>();
-inline constexpr auto sdpa_v = heads_input<"v", 64, "kv", runtime_kv_heads>();
+// sdpa's q (B, H, Lq, E), k and v (B, Hkv, Lk, E): H, Hkv and E at run time, Hkv a divisor of H (MHA: Hkv = H, GQA,
+// MQA: Hkv = 1); kernels are generated per head width (generated/kernels.list: E=64,80,...).
+inline constexpr auto sdpa_q = heads_input<"q", runtime_head_width>();
+inline constexpr auto sdpa_k = heads_input<"k", runtime_head_width, "kv", runtime_kv_heads>();
+inline constexpr auto sdpa_v = heads_input<"v", runtime_head_width, "kv", runtime_kv_heads>();
+// The same with E = 64: the variants built on given heads (windows, caps, masks, RoPE).
+inline constexpr auto q64 = heads_input<"q", 64>();
+inline constexpr auto k64 = heads_input<"k", 64, "kv", runtime_kv_heads>();
+inline constexpr auto v64 = heads_input<"v", 64, "kv", runtime_kv_heads>();
 
 inline constexpr auto x512 = activation<"x", 512>();
 inline constexpr auto wq = weight<"wq", 512, 512>();

@@ -2,7 +2,7 @@
 // keys and values with Lmax slots, of which the first kv_length[b] hold keys. Query i sits at position
 // kv_length[b] − Lq + i and sees the cache up to itself (causal, bottom-right aligned): Lq = 1 is one
 // generated token, Lq > 1 a few at once (speculative decoding, chunked prefill).
-//   decode                 q (B, H, Lq, 64), k, v (B, H, Lmax, 64), H at run time
+//   decode                 q (B, H, Lq, E), k, v (B, Hkv, Lmax, E), H, Hkv and E at run time
 //   decode_gqa             q (B, 32, Lq, 128), k, v (B, 8, Lmax, 128): Llama-3-8B's attention
 //   decode_sliding_window  decode with a window of 128 keys back from each query's position (Mistral's
 //                          local attention), the decode form of sliding_window_attention
@@ -27,9 +27,9 @@ inline constexpr auto decode_gqa = [] {
 }();
 
 inline constexpr auto decode_sliding_window = make_graph<"decode_sliding_window">(
-    attention(sdpa_q, sdpa_k, sdpa_v, kv_cache(kv_length), sliding_window(128)));
+    attention(q64, k64, v64, kv_cache(kv_length), sliding_window(128)));
 
 inline constexpr auto decode_rope = make_graph<"decode_rope">(
-    attention(rope_in_cache(sdpa_q, kv_length), sdpa_k, sdpa_v, kv_cache(kv_length), causal));
+    attention(rope_in_cache(q64, kv_length), k64, v64, kv_cache(kv_length), causal));
 
 }  // namespace attnforge::dsl::variants

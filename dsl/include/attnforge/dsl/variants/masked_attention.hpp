@@ -6,6 +6,6 @@
 namespace attnforge::dsl::variants {
 
 inline constexpr auto masked_attention = make_graph<"masked_attention">(
-    attention(sdpa_q, sdpa_k, sdpa_v, boolean_mask(attention_mask<"attn_mask", "q", "kv">())));
+    attention(q64, k64, v64, boolean_mask(attention_mask<"attn_mask", "q", "kv">())));
 
 }  // namespace attnforge::dsl::variants

@@ -8,6 +8,6 @@
 namespace attnforge::dsl::variants {
 
 inline constexpr auto rope_attention =
-    make_graph<"rope_attention">(attention(rope(sdpa_q), rope(sdpa_k), sdpa_v, causal));
+    make_graph<"rope_attention">(attention(rope(q64), rope(k64), v64, causal));
 
 }  // namespace attnforge::dsl::variants

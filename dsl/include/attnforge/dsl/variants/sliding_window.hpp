@@ -7,6 +7,6 @@
 namespace attnforge::dsl::variants {
 
 inline constexpr auto sliding_window_attention =
-    make_graph<"sliding_window_attention">(attention(sdpa_q, sdpa_k, sdpa_v, sliding_window(128)));
+    make_graph<"sliding_window_attention">(attention(q64, k64, v64, sliding_window(128)));
 
 }  // namespace attnforge::dsl::variants

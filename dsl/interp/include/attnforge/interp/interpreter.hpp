@@ -172,10 +172,10 @@ template <class Q, class K>
 Tensor evaluate(const dsl::score_node<Q, K>& n, Context& ctx) {
     const Tensor q = evaluate(n.q, ctx), k = evaluate(n.k, ctx);
     if (ctx.capture) {
-        ctx.last_score_magnitude = ops::largest_score_magnitude(q, k, n.effective_scale());
+        ctx.last_score_magnitude = ops::largest_score_magnitude(q, k, n.effective_scale(double(q.dim(3))));
         ctx.last_head_width = q.dim(3);
     }
-    return ops::scores(q, k, n.effective_scale());
+    return ops::scores(q, k, n.effective_scale(double(q.dim(3))));
 }
 
 // Where the queries of an attention sit: query i of batch entry b at position i + offset[b]. Without
