@@ -148,6 +148,12 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
 Sizes heads_sizes(std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lk) {
     return {B, H, {{"q", Lq}, {"kv", Lk}}};
 }
+// The sizes at head width E (variants whose E is run-time).
+Sizes at_width(std::int64_t E, Sizes s) {
+    s.head_width = E;
+    return s;
+}
+
 // H query heads over Hkv key/value heads (variants whose Hkv is a run-time count).
 Sizes gqa_sizes(std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Lq, std::int64_t Lk) {
     return {B, H, {{"q", Lq}, {"kv", Lk}}, Hkv};
@@ -179,13 +185,9 @@ std::vector<Case> sdpa_cases(bool static_heads) {
         // and large logits (variants with a static E skip these).
         for (std::int64_t E : {80, 96, 128, 256}) {
             const std::string e = " E" + std::to_string(E);
-            auto with_width = [&](Sizes s) {
-                s.head_width = E;
-                return s;
-            };
-            cases.push_back({with_width(gqa_sizes(2, 3, 1, 7, 64)), {}, "B2 H3 Hkv1 Lq7 Lk64" + e});
-            cases.push_back({with_width(gqa_sizes(1, 4, 2, 129, 300)), {1.0, false, 5}, "B1 H4 Hkv2 Lq129 Lk300" + e});
-            cases.push_back({with_width(heads_sizes(1, 2, 64, 64)), large_logits(75, 13), "B1 L64 q,k,v ±75" + e, 1e3});
+            cases.push_back({at_width(E, gqa_sizes(2, 3, 1, 7, 64)), {}, "B2 H3 Hkv1 Lq7 Lk64" + e});
+            cases.push_back({at_width(E, gqa_sizes(1, 4, 2, 129, 300)), {1.0, false, 5}, "B1 H4 Hkv2 Lq129 Lk300" + e});
+            cases.push_back({at_width(E, heads_sizes(1, 2, 64, 64)), large_logits(75, 13), "B1 L64 q,k,v ±75" + e, 1e3});
         }
     }
     return cases;
@@ -251,13 +253,9 @@ std::vector<Case> decode_cases(bool static_heads) {
         cases.push_back({g(1, 32, 32, 1, 129), {}, "B1 H32 Hkv32 Lq1 Lmax129"});
         for (std::int64_t E : {80, 96, 128, 256}) {
             const std::string e = " E" + std::to_string(E);
-            auto with_width = [&](Sizes s) {
-                s.head_width = E;
-                return s;
-            };
-            cases.push_back({with_width(g(3, 4, 2, 4, 300)), {}, "B3 H4 Hkv2 Lq4 Lmax300" + e});
-            cases.push_back({with_width(g(2, 2, 1, 1, 4500)), {1.0, false, 41}, "B2 H2 Hkv1 Lq1 Lmax4500 (key splits)" + e});
-            cases.push_back({with_width(g(2, 2, 2, 1, 129)), large_logits(75, 43), "B2 Lq1 Lmax129 q,k,v ±75" + e, 1e3});
+            cases.push_back({at_width(E, g(3, 4, 2, 4, 300)), {}, "B3 H4 Hkv2 Lq4 Lmax300" + e});
+            cases.push_back({at_width(E, g(2, 2, 1, 1, 4500)), {1.0, false, 41}, "B2 H2 Hkv1 Lq1 Lmax4500 (key splits)" + e});
+            cases.push_back({at_width(E, g(2, 2, 2, 1, 129)), large_logits(75, 43), "B2 Lq1 Lmax129 q,k,v ±75" + e, 1e3});
         }
     }
     return cases;
