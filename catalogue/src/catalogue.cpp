@@ -53,8 +53,7 @@ TunedLines select_tuned_lines(const Database& db, const BuildFacts& here) {
                                 "/" + std::to_string(r.key.head_width);
         if (!newest.contains(key)) order.push_back(key);
         KernelLine line{r.key.variant,           r.key.result, r.best.point.strategy, r.key.size_bucket, {}, r.id,
-                        "tuning record " + r.id, r.key.storage};
-        line.head_width = r.key.head_width;
+                        "tuning record " + r.id, r.key.storage,         "",           r.key.head_width};
         for (const auto& [name, value] : r.best.point.knobs) line.knobs.push_back(name + "=" + std::to_string(value));
         if (r.best.point.is_autoscheduler()) {
             // An autoscheduler plans for sizes: the ones it was tuned at.

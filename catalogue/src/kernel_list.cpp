@@ -52,7 +52,8 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         for (std::string w; words >> w;) fields.push_back(w);
         if (fields.empty()) continue;
         if (fields.size() < 4) fail("a kernel line needs variant, result, strategy and sizes; given '" + text + "'");
-        KernelLine k{fields[0], fields[1], fields[2], fields[3], {fields.begin() + 4, fields.end()}, "", where};
+        KernelLine k{fields[0], fields[1], fields[2], fields[3], {fields.begin() + 4, fields.end()}, "", where, "float32",
+                     "", 0};
         if (!std::regex_match(k.variant, identifier)) fail("'" + k.variant + "' is not a variant name");
         if (k.result != "output" && k.result != "attention_weights" && k.result != "logsumexp")
             fail("result '" + k.result + "' is not output, attention_weights or logsumexp");

@@ -82,7 +82,8 @@ namespace {
 
 std::string input_names(const graph_signature& sig) {
     std::string s;
-    for (const auto& in : sig.inputs) s += (s.empty() ? "" : ", ") + in.name + in.shape_symbol();
+    for (const auto& in : sig.inputs)
+        s += (s.empty() ? "" : ", ") + in.name + in.shape_symbol() + (in.optional() ? " (optional)" : "");
     return s;
 }
 
@@ -111,6 +112,7 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
     RuntimeSizes sizes;
     for (const auto& spec : sig.inputs) {
         auto it = given.find(spec.name);
+        if (it == given.end() && spec.optional()) continue;  // a scale not given: 1/√E (default_input_value)
         if (it == given.end())
             throw input_error(sig.name + ": missing input '" + spec.name + "' of shape " + sizes.describe(spec) +
                               "; it takes " + input_names(sig));
@@ -169,8 +171,21 @@ std::int32_t index_value(double v, const std::string& what, std::size_t at) {
     return static_cast<std::int32_t>(v);
 }
 
+double default_input_value(const graph_signature& sig, const tensor_spec& spec, const RuntimeSizes& sizes) {
+    const std::int64_t width = spec.default_scale_width > 0 ? spec.default_scale_width : sizes.head_width;
+    if (!spec.optional() || width <= 0)
+        throw input_error(sig.name + ": input '" + spec.name + "' has no default here" +
+                          (spec.optional() ? " (its default, 1/sqrt(E), needs the head width E of the call)" : ""));
+    return 1.0 / std::sqrt(static_cast<double>(width));
+}
+
 void check_input_values(const graph_signature& sig, const tensor_spec& spec, const RuntimeSizes& sizes,
                         std::int64_t count, const std::function<double(std::int64_t)>& value) {
+    if (spec.optional())
+        for (std::int64_t i = 0; i < count; ++i)
+            if (!std::isfinite(value(i)))
+                throw input_error(sig.name + ": input '" + spec.name + "' (the scores' scale) holds " +
+                                  std::to_string(value(i)) + "; a scale must be a finite number");
     if (spec.values_bounded_by.empty()) return;
     const auto it = sizes.sequence_length.find(spec.values_bounded_by);
     if (it == sizes.sequence_length.end()) return;

@@ -127,6 +127,13 @@ bool is_torch(nb::handle object) {
 nb::ndarray<nb::ro> import_array(const std::string& variant, const dsl::tensor_spec& spec, nb::handle object) {
     const std::string what = "input '" + spec.name + "'";
     nb::ndarray<nb::ro> array;
+    // A number for a rank-0 input (a scale, a window): a 0-d float32 or int32 array of it.
+    nb::object number;
+    if (spec.dims.empty() && (nb::isinstance<nb::float_>(object) || nb::isinstance<nb::int_>(object))) {
+        number = nb::module_::import_("numpy").attr("asarray")(
+            object, nb::arg("dtype") = spec.dtype == dsl::element_type::int32 ? "int32" : "float32");
+        object = number;
+    }
     if (!nb::try_cast(object, array, false))
         throw input_error(variant + ": " + what + " must be an array (a NumPy array, a torch tensor or another " +
                           "DLPack or buffer-protocol object), given " + type_name_of(object));

@@ -58,9 +58,10 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
         }
         in.torch = in.torch || is_torch(value);
         arrays.emplace_back(spec, import_array(variant, *spec, value));
-        const dsl::element_type t = spec->dtype == dsl::element_type::float32 ? storage_implied_by(arrays.back().second)
-                                                                               : dsl::element_type::float32;
-        float_types.push_back(spec->dtype == dsl::element_type::float32 ? std::optional(t) : std::nullopt);
+        // A number (rank 0: a scale, a cap) is float32 in every kernel: it implies no storage type.
+        const bool stored = spec->dtype == dsl::element_type::float32 && !spec->dims.empty();
+        const dsl::element_type t = stored ? storage_implied_by(arrays.back().second) : dsl::element_type::float32;
+        float_types.push_back(stored ? std::optional(t) : std::nullopt);
         for (const auto& other : float_types)
             several_types = several_types || (other && float_types.back() && *other != *float_types.back());
         if (t == dsl::element_type::float32 || storage) continue;
@@ -79,7 +80,9 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
     if (own) in.input_types = own->second;
     for (auto& [spec, array] : arrays) {
         const dsl::element_type type =
-            own ? runtime::own_input_type(in.input_types, spec->name).value_or(in.storage) : in.storage;
+            spec->dims.empty() ? spec->dtype
+            : own            ? runtime::own_input_type(in.input_types, spec->name).value_or(in.storage)
+                             : in.storage;
         const BorrowedInput& held =
             in.held.emplace(spec->name, borrow_input(variant, *spec, std::move(array), type)).first->second;
         in.views.emplace(spec->name, held.view);

@@ -34,6 +34,7 @@ nb::dict tensor_description(const dsl::tensor_spec& spec) {
     nb::dict d;
     d["shape"] = shape_symbols(spec);
     d["dtype"] = dsl::element_type_name(spec.dtype);
+    if (spec.optional()) d["optional"] = true;  // a scale: 1/sqrt(E) where a call gives none
     return d;
 }
 

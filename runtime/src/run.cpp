@@ -127,6 +127,7 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
         throw input_error("kernel " + std::string(k.name) + " is for head width E=" + std::to_string(k.head_width) +
                           ", given E=" + std::to_string(sizes.head_width));
     for (const auto& spec : sig.inputs) {
+        if (!inputs.contains(spec.name)) continue;  // an optional input not given (check_shapes let it be)
         const TensorView& t = inputs.find(spec.name)->second;
         // The graph's float32 tensors come in the kernel's storage type, or in a type of their own.
         const dsl::element_type expected = input_dtype(k, spec);
@@ -169,7 +170,8 @@ std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::strin
 }
 
 dsl::element_type input_dtype(const KernelEntry& k, const dsl::tensor_spec& spec) {
-    if (spec.dtype != dsl::element_type::float32) return spec.dtype;
+    // Numbers (rank 0: a scale, a cap) are float32 in every kernel: parameters, not stored tensors.
+    if (spec.dtype != dsl::element_type::float32 || spec.dims.empty()) return spec.dtype;
     return own_input_type(k.input_types, spec.name).value_or(storage_type_named(k.storage));
 }
 
@@ -197,7 +199,10 @@ const KernelEntry& first_kernel(std::string_view variant, std::string_view resul
             throw input_error("unknown variant '" + std::string(variant) + "'; known: " + known);
         storage_type_named(dtype);  // a storage type that is not one says so
         throw input_error("variant '" + std::string(variant) + "' has no kernel for its " + std::string(result) +
-                          (dtype == "float32" ? "" : " in " + std::string(dtype)));
+                          (dtype == "float32" ? ""
+                                              : " in " + std::string(dtype) +
+                                                    " (generated/kernels.list gives it none, or this build left them "
+                                                    "out: -DATTNFORGE_STORAGE_TYPES, docs/setup.md)"));
     }
     return *candidates.front();
 }
@@ -305,9 +310,23 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
     std::vector<void*> args;
+    // Optional inputs the call did not give (a scale): their default, a float32 of this call (1/√E, E the call's).
+    std::vector<float> defaults(sig.inputs.size());
+    const std::vector<std::int64_t> scalar_shape;
+    dsl::RuntimeSizes sizes;
+    if (inputs.size() < sig.inputs.size()) {
+        dsl::ShapeMap shapes;
+        for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape);
+        sizes = dsl::check_shapes(sig, shapes);
+    }
     for (std::size_t i = 0; i < sig.inputs.size(); ++i) {
-        const TensorView& t = inputs.find(sig.inputs[i].name)->second;
-        buffers[i] = describe(t.data, t.dtype, t.shape, dims[i]);
+        const auto given = inputs.find(sig.inputs[i].name);
+        if (given == inputs.end()) {
+            defaults[i] = static_cast<float>(dsl::default_input_value(sig, sig.inputs[i], sizes));
+            buffers[i] = describe(&defaults[i], dsl::element_type::float32, scalar_shape, dims[i]);
+        } else {
+            buffers[i] = describe(given->second.data, given->second.dtype, given->second.shape, dims[i]);
+        }
         args.push_back(&buffers[i]);
     }
     buffers.back() = describe(out.data, out.dtype, out.shape, dims.back());
@@ -315,6 +334,8 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
     last_call.kernel = &k;
     last_call.hosts.resize(buffers.size());
     for (std::size_t i = 0; i < buffers.size(); ++i) last_call.hosts[i] = buffers[i].host;
+    for (std::size_t i = 0; i < sig.inputs.size(); ++i)
+        if (!inputs.contains(sig.inputs[i].name)) last_call.hosts[i] = nullptr;  // a default of this call
 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
         int status;
@@ -402,7 +423,8 @@ std::map<std::string, const void*> last_call_addresses() {
     std::map<std::string, const void*> out;
     if (!last_call.kernel) return out;
     const dsl::graph_signature& sig = last_call.kernel->signature();
-    for (std::size_t i = 0; i < sig.inputs.size(); ++i) out.emplace(sig.inputs[i].name, last_call.hosts[i]);
+    for (std::size_t i = 0; i < sig.inputs.size(); ++i)
+        if (last_call.hosts[i]) out.emplace(sig.inputs[i].name, last_call.hosts[i]);  // not a default it made
     out.emplace("", last_call.hosts.back());
     return out;
 }

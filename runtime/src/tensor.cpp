@@ -122,16 +122,17 @@ TensorMap copies_of(const ViewMap& views) {
     return out;
 }
 
+// Numbers (rank-0 inputs: a scale, a cap) stay as they are: parameters, float32 or int32 in every kernel.
 TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage) {
     TensorMap out;
-    for (const auto& [name, t] : tensors) out.emplace(name, to_storage(t, storage));
+    for (const auto& [name, t] : tensors) out.emplace(name, t.shape.empty() ? t : to_storage(t, storage));
     return out;
 }
 
 TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types) {
     TensorMap out;
     for (const auto& [name, t] : tensors)
-        out.emplace(name, to_storage(t, own_input_type(input_types, name).value_or(storage)));
+        out.emplace(name, t.shape.empty() ? t : to_storage(t, own_input_type(input_types, name).value_or(storage)));
     return out;
 }
 

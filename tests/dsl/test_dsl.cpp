@@ -2,9 +2,13 @@
 // order, node labels, captured expressions and their canonical text.
 #define BOOST_TEST_MODULE dsl
 #include <attnforge/dsl.hpp>
+#include <attnforge/dsl/passes/bind_shapes.hpp>
+#include <attnforge/errors.hpp>
 
 #include <boost/hana/size.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <algorithm>
 
 namespace dsl = attnforge::dsl;
 namespace ex = attnforge::dsl::ex;
@@ -87,10 +91,11 @@ BOOST_AUTO_TEST_CASE(inputs_read_by_expressions_are_graph_inputs) {
     // Index inputs are int32; a cache's lengths are bounded by the cache's size.
     BOOST_TEST((dsl::signature(v::document_attention).inputs[2].dtype == dsl::element_type::int32));
     const auto decode = dsl::signature(v::decode);
-    BOOST_TEST(decode.inputs.size() == 4u);
-    BOOST_TEST(decode.inputs[2].name + decode.inputs[2].shape_symbol() == "kv_length(B)");
-    BOOST_TEST((decode.inputs[2].dtype == dsl::element_type::int32));
-    BOOST_TEST(decode.inputs[2].values_bounded_by == "kv");
+    BOOST_TEST(decode.inputs.size() == 5u);  // q, k, scale (optional), kv_length, v
+    BOOST_TEST(decode.inputs[2].name + decode.inputs[2].shape_symbol() == "scale()");
+    BOOST_TEST(decode.inputs[3].name + decode.inputs[3].shape_symbol() == "kv_length(B)");
+    BOOST_TEST((decode.inputs[3].dtype == dsl::element_type::int32));
+    BOOST_TEST(decode.inputs[3].values_bounded_by == "kv");
     BOOST_TEST(dsl::canonical(v::decode).find("kv_cache(kv_length)") != std::string::npos, dsl::canonical(v::decode));
     BOOST_TEST(names(v::relative_position_attention)[2] == "relative_bias(8, 257)");
     const std::string text = dsl::canonical(v::relative_position_attention);
@@ -127,10 +132,19 @@ BOOST_AUTO_TEST_CASE(lambdas_are_captured_as_expressions) {
 }
 
 BOOST_AUTO_TEST_CASE(scale_defaults_to_one_over_sqrt_e) {
-    // sdpa's E is run-time: the scale is of the call's width.
+    // sdpa's scale is a run-time input, optional: 1/√E of the call's E where none is given.
     const auto& s = v::sdpa.output.probabilities.scores;
-    BOOST_TEST(s.effective_scale(64) == 0.125);
-    BOOST_TEST(s.effective_scale(256) == 0.0625);
+    static_assert(std::decay_t<decltype(s)>::runtime_scale);
+    const auto sig = dsl::signature(v::sdpa);
+    const auto scale = std::find_if(sig.inputs.begin(), sig.inputs.end(), [](const auto& in) { return in.name == "scale"; });
+    BOOST_REQUIRE(scale != sig.inputs.end());
+    BOOST_TEST(scale->optional());
+    BOOST_TEST(scale->dims.empty());
+    dsl::RuntimeSizes sizes;
+    sizes.head_width = 256;
+    BOOST_TEST(dsl::default_input_value(sig, *scale, sizes) == 0.0625);
+    BOOST_TEST(!sig.inputs.front().optional());
+    BOOST_CHECK_THROW(dsl::default_input_value(sig, sig.inputs.front(), sizes), attnforge::input_error);
     BOOST_TEST(dsl::score(v::q64, v::k64).effective_scale() == 0.125);
     BOOST_TEST(dsl::score(v::sdpa_q, v::sdpa_k, 0.5).effective_scale() == 0.5);
 }

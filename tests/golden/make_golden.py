@@ -140,9 +140,13 @@ def case_seed_attention(l, large=False):
     return {"x": x, "wq": wq, "wk": wk, "wv": wv}, {}, o[0, 0], p  # weights (B, Hq, L, L) with B = 1
 
 
-def case_sdpa(b, h, lq, lk, is_causal=False, hkv=None):
+def case_sdpa(b, h, lq, lk, is_causal=False, hkv=None, scale=None):
+    """scale: given as the optional 0-d input `scale` (float32); None: not given, 1/sqrt(E)."""
     t = sdpa_inputs(b, h, lq, lk, hkv=hkv)
-    o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk) if is_causal else None)
+    o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk) if is_causal else None,
+                  scale=None if scale is None else float(np.float32(scale)))
+    if scale is not None:
+        t["scale"] = np.array(scale, dtype=np.float32)
     return t, {}, o, p
 
 
@@ -405,11 +409,14 @@ LARGE_LOGIT_CASES = {
 
 
 # Run-time key/value head counts (contract §2): Hkv any divisor of H, the head counts of real models (Qwen2.5's
-# 14/2, SmolLM's 9/3, MQA's 8/1, Phi's 32/32). After the cases above, so that their random inputs stay as they were.
+# 14/2, SmolLM's 9/3, MQA's 8/1, Phi's 32/32), and scales a call gives. After the cases above, so that their random
+# inputs stay as they were.
 GROUPED_HEADS_CASES = {
     "sdpa": {"B1_H14_Hkv2_Lq5_Lk7": lambda: case_sdpa(1, 14, 5, 7, hkv=2),
-             "B2_H8_Hkv1_Lq3_Lk6": lambda: case_sdpa(2, 8, 3, 6, hkv=1)},
-    "sdpa_causal": {"B2_H9_Hkv3_L6": lambda: case_sdpa(2, 9, 6, 6, True, hkv=3)},
+             "B2_H8_Hkv1_Lq3_Lk6": lambda: case_sdpa(2, 8, 3, 6, hkv=1),
+             "B1_H2_Lq3_Lk5_scale_0.3": lambda: case_sdpa(1, 2, 3, 5, scale=0.3)},
+    "sdpa_causal": {"B2_H9_Hkv3_L6": lambda: case_sdpa(2, 9, 6, 6, True, hkv=3),
+                    "B1_H2_L5_scale_1": lambda: case_sdpa(1, 2, 5, 5, True, scale=1.0)},
     "decode": {"B2_H14_Hkv2_Lq4_L20": lambda: case_decode(14, 4, 20, [20, 9], hkv=2),
                "B1_H32_Hkv32_Lq1_L9": lambda: case_decode(32, 1, 9, [7])},
 }

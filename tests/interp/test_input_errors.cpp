@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_CASE(missing_input_is_named) {
     in.erase("k");
     BOOST_TEST(error_of(in) ==
                "sdpa: missing input 'k' of shape (B=2, Hkv, L[kv], E=64); it takes "
-               "q(B, H, L[q], E), k(B, Hkv, L[kv], E), v(B, Hkv, L[kv], E)");
+               "q(B, H, L[q], E), k(B, Hkv, L[kv], E), scale() (optional), v(B, Hkv, L[kv], E)");
 }
 
 BOOST_AUTO_TEST_CASE(extra_input_is_named) {

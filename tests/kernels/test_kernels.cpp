@@ -34,6 +34,14 @@ struct Case {
     double min_score_magnitude = 0;  // a large-logit case: the S (contract §5) its inputs must reach
 };
 
+// Inputs of seed `seed` given a scale input of `scale` (variants with one; the others ignore it).
+InputOptions with_scale(double scale, unsigned seed) {
+    InputOptions o;
+    o.seed = seed;
+    o.scale = scale;
+    return o;
+}
+
 // Inputs uniform in ±`scale` (activations, heads, caches), weights times `weight_scale`.
 InputOptions large_logits(double scale, unsigned seed, double weight_scale = 1.0) {
     InputOptions o;
@@ -181,6 +189,13 @@ std::vector<Case> sdpa_cases(bool static_heads) {
         cases.push_back({gqa_sizes(2, 9, 3, 7, 64), {1.0, false, 3}, "B2 H9 Hkv3 L7 Lk64"});
         cases.push_back({gqa_sizes(1, 8, 1, 129, 129), large_logits(75, 19), "B1 H8 Hkv1 L129 q,k,v ±75", 1e3});
         cases.push_back({gqa_sizes(1, 32, 32, 33, 40), {}, "B1 H32 Hkv32 Lq33 Lk40"});
+        // The scale a call gives (sdpa's scale input; 1/√E where none is given, as in every case above): T5's 1,
+        // a negative one, and large logits under a scale of 1.
+        InputOptions unit_scale = large_logits(20, 23);
+        unit_scale.scale = 1.0;
+        cases.push_back({gqa_sizes(1, 4, 2, 64, 129), with_scale(0.3, 29), "B1 H4 Hkv2 Lq64 Lk129 scale 0.3"});
+        cases.push_back({heads_sizes(2, 2, 7, 64), with_scale(-0.05, 31), "B2 L7 Lk64 scale -0.05"});
+        cases.push_back({heads_sizes(1, 2, 64, 64), unit_scale, "B1 L64 q,k,v ±20 scale 1", 1e3});
         // Run-time head widths (the E lists of generated/kernels.list): each width's kernels on partial tiles, GQA
         // and large logits (variants with a static E skip these).
         for (std::int64_t E : {80, 96, 128, 256}) {
@@ -251,6 +266,7 @@ std::vector<Case> decode_cases(bool static_heads) {
         cases.push_back({g(3, 9, 3, 1, 1000), {1.0, false, 31}, "B3 H9 Hkv3 Lq1 Lmax1000"});
         cases.push_back({g(2, 8, 1, 1, 4500), large_logits(75, 37), "B2 H8 Hkv1 Lq1 Lmax4500 (key splits) q,k,v ±75", 1e3});
         cases.push_back({g(1, 32, 32, 1, 129), {}, "B1 H32 Hkv32 Lq1 Lmax129"});
+        cases.push_back({g(2, 4, 1, 4, 300), with_scale(0.3, 47), "B2 H4 Hkv1 Lq4 Lmax300 scale 0.3"});
         for (std::int64_t E : {80, 96, 128, 256}) {
             const std::string e = " E" + std::to_string(E);
             cases.push_back({at_width(E, g(3, 4, 2, 4, 300)), {}, "B3 H4 Hkv2 Lq4 Lmax300" + e});

@@ -17,13 +17,20 @@ def _f64(inputs):
     return {n: (t.to(torch.float64) if t.is_floating_point() else t) for n, t in inputs.items()}
 
 
-def sdpa_reference(q, k, v, allowed=None, bias=None, is_causal=False):
-    """torch's SDPA (float64) with GQA, a boolean mask (True = attend) or an additive bias; fully masked rows 0."""
+def sdpa_reference(q, k, v, allowed=None, bias=None, is_causal=False, scale=None):
+    """torch's SDPA (float64) with GQA, a boolean mask (True = attend) or an additive bias, the scale given (a 0-d
+    tensor) or 1/√E; fully masked rows 0."""
+    if is_causal:  # as a boolean mask: torch's is_causal gives NaN rows under a negative scale (torch 2.15, float64)
+        lq, lk = q.shape[-2], k.shape[-2]
+        top_left = torch.ones(lq, lk, dtype=torch.bool).tril()
+        allowed = top_left if allowed is None else allowed & top_left
+        is_causal = False
     mask = allowed
     if bias is not None:
         mask = bias if allowed is None else bias.masked_fill(~allowed, -math.inf)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal,
-                                         enable_gqa=q.shape[1] != k.shape[1])
+                                         enable_gqa=q.shape[1] != k.shape[1],
+                                         scale=None if scale is None else float(scale))
     return torch.nan_to_num(out, nan=0.0)
 
 
@@ -135,9 +142,9 @@ def reference(variant, inputs):
         q, k, v = (t["x"] @ t[w] for w in ("wq", "wk", "wv"))
         return sdpa_reference(q[None, None], k[None, None], v[None, None])[0, 0]
     if variant == "sdpa":
-        return sdpa_reference(t["q"], t["k"], t["v"])
+        return sdpa_reference(t["q"], t["k"], t["v"], scale=t.get("scale"))
     if variant == "sdpa_causal":
-        return sdpa_reference(t["q"], t["k"], t["v"], is_causal=True)
+        return sdpa_reference(t["q"], t["k"], t["v"], is_causal=True, scale=t.get("scale"))
     if variant in ("mha", "mha_causal", "mha_padding", "mha_causal_padding", "mha_bias"):
         l = t["x"].shape[1]
         allowed = causal(l, l) if "causal" in variant else None
@@ -191,5 +198,5 @@ def reference(variant, inputs):
         if variant == "decode_rope":
             q = rope(q, offsets=n.to(torch.int64) - lq)  # the queries at their cache positions
         window = WINDOW if variant == "decode_sliding_window" else None
-        return sdpa_reference(q, t["k"], t["v"], allowed=decode_allowed(n, lq, lmax, window))
+        return sdpa_reference(q, t["k"], t["v"], allowed=decode_allowed(n, lq, lmax, window), scale=t.get("scale"))
     raise KeyError(f"no PyTorch reference for variant '{variant}'")

@@ -93,6 +93,30 @@ def test_float32_arrays_rounded_to_the_storage_type_alike_on_every_path(dtype, n
     assert np.array_equal(np.asarray(fast, np.float32), np.asarray(rounded, np.float32))
 
 
+@pytest.mark.parametrize("variant", ["sdpa", "sdpa_causal", "decode"])
+def test_scale_is_optional_a_number_or_a_0d_array(variant):
+    # torch's scale=None is 1/sqrt(E); a scale given, a Python number or a 0-d array of any float type, is float32 in
+    # every kernel (a bf16 call included).
+    g = torch.Generator().manual_seed(5)
+    inputs = make_inputs(variant, g)
+    assert attnforge.signature(variant)["inputs"]["scale"] == {"shape": (), "dtype": "float32", "optional": True}
+    for scale in (0.3, -1.5, np.float64(0.05), torch.tensor(2.0, dtype=torch.bfloat16)):
+        ref = reference(variant, dict(inputs, scale=torch.as_tensor(float(scale), dtype=torch.float64)))
+        got = attnforge.run(variant, scale=scale, **inputs)
+        err = (got.to(torch.float64) - ref).abs().max().item()
+        assert err <= 1e-4 * (1 + ref.abs().max().item()) * max(1.0, abs(float(scale)) * 8), (variant, scale, err)
+    default = attnforge.run(variant, **inputs)
+    explicit = attnforge.run(variant, scale=1 / math.sqrt(inputs["q"].shape[-1]), **inputs)
+    assert torch.equal(default, explicit)
+    bf = {n: t.to(torch.bfloat16) for n, t in inputs.items() if t.is_floating_point()}
+    bf.update({n: t for n, t in inputs.items() if not t.is_floating_point()})
+    assert attnforge.run(variant, scale=0.3, **bf).dtype == torch.bfloat16
+    with pytest.raises(ValueError, match="a scale must be a finite number"):
+        attnforge.run(variant, scale=float("nan"), **inputs)
+    with pytest.raises(ValueError, match=r"input 'scale' must have shape \(\)"):
+        attnforge.run(variant, scale=np.zeros(2, np.float32), **inputs)
+
+
 def test_bf16_result_goes_to_numpy_as_float32():
     q = np.random.default_rng(1).uniform(-1, 1, (1, 2, 5, 64)).astype(np.float32)
     got = attnforge.run("sdpa", dtype="bf16", q=q, k=q, v=q)

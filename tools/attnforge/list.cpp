@@ -14,7 +14,9 @@ namespace attnforge::cli {
 namespace {
 
 nlohmann::json tensor_json(const dsl::tensor_spec& s) {
-    return {{"name", s.name}, {"shape", s.shape_symbol()}, {"dtype", dsl::element_type_name(s.dtype)}};
+    nlohmann::json j = {{"name", s.name}, {"shape", s.shape_symbol()}, {"dtype", dsl::element_type_name(s.dtype)}};
+    if (s.optional()) j["optional"] = true;  // a scale: 1/sqrt(E) where a call gives none
+    return j;
 }
 
 }  // namespace
@@ -55,8 +57,8 @@ int list(const ListOptions& options, std::ostream& out) {
     for (const auto& v : all) {
         out << fmt::format("{}\n  inputs:", v["variant"].get<std::string>());
         for (const auto& in : v["inputs"])
-            out << fmt::format(" {}{}{}", in["name"].get<std::string>(), in["shape"].get<std::string>(),
-                               in["dtype"] == "bool" ? ":bool" : "");
+            out << fmt::format(" {}{}{}{}", in["name"].get<std::string>(), in["shape"].get<std::string>(),
+                               in["dtype"] == "bool" ? ":bool" : "", in.contains("optional") ? ":optional" : "");
         out << fmt::format("\n  output: {}\n", v["output"]["shape"].get<std::string>());
         for (const auto& k : v["kernels"])
             out << fmt::format("  kernel {:<46} {:<18} {:<13} sizes {:<14} {:<26} {}{}{}\n", k["name"].get<std::string>(),

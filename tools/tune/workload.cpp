@@ -1,5 +1,6 @@
 #include "workload.hpp"
 
+#include <attnforge/dsl/passes/bind_shapes.hpp>
 #include <attnforge/runtime/storage_types.hpp>
 
 namespace attnforge::tune {
@@ -9,6 +10,15 @@ Workload::Workload(const Problem& p) {
     // the same rounded values), and writes its output in it.
     const dsl::element_type storage = runtime::storage_type_named(p.storage);
     inputs = runtime::to_storage(attnforge::testing::synthetic_inputs(p.signature, p.sizes, {}), storage);
+    // An optional input (a scale) as the runtime passes it where a call gives none: its default, 1/√E.
+    for (const auto& spec : p.signature.inputs)
+        if (spec.optional() && !inputs.contains(spec.name)) {
+            dsl::RuntimeSizes sizes;
+            sizes.head_width = p.head_width > 0 ? p.head_width : -1;
+            runtime::Tensor t = runtime::Tensor::float32({});
+            t.f32[0] = static_cast<float>(dsl::default_input_value(p.signature, spec, sizes));
+            inputs.emplace(spec.name, std::move(t));
+        }
     output = storage == dsl::element_type::float32 ? runtime::Tensor::float32(p.result_shape())
                                                    : runtime::Tensor::storage16(storage, p.result_shape());
     const std::size_t n = p.signature.inputs.size();

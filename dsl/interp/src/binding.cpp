@@ -11,7 +11,12 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
     for (const auto& [name, tensor] : given) shapes.emplace(name, tensor.shape);
     BoundInputs bound{{}, dsl::check_shapes(sig, shapes)};
     for (const auto& spec : sig.inputs) {
-        Tensor stored = given.find(spec.name)->second;
+        const auto it = given.find(spec.name);
+        if (it == given.end()) {  // an optional input not given (a scale): its default
+            bound.tensors.emplace(spec.name, Tensor({}, {dsl::default_input_value(sig, spec, bound.sizes)}));
+            continue;
+        }
+        Tensor stored = it->second;
         if (spec.dtype == dsl::element_type::int32)
             for (std::size_t i = 0; i < stored.data.size(); ++i)
                 dsl::index_value(stored.data[i], sig.name + ": input '" + spec.name + "'", i);

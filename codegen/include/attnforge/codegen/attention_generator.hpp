@@ -153,8 +153,10 @@ public:
                 throw std::invalid_argument("attnforge generator: input_types: '" + spec.name + "' is not a float tensor");
             // A graph's float32 tensor in its own type or the storage type; any other (masks, index inputs) in
             // its type of the element-type table.
+            // A number (rank 0: a scale, a cap) is float32 in every kernel: a parameter, exact whatever the storage type.
             const dsl::element_type_spec& table_row = dsl::spec_of(spec.dtype);
-            const Type t = spec.dtype != dsl::element_type::float32
+            const Type t = spec.dims.empty() && spec.dtype == dsl::element_type::float32 ? Float(32)
+                           : spec.dtype != dsl::element_type::float32
                                ? Type(static_cast<halide_type_code_t>(table_row.halide_code), table_row.halide_bits, 1)
                            : own != own_types.end() ? own->second
                                                     : storage_;

@@ -13,10 +13,10 @@
 
 namespace attnforge::dsl {
 
-// softmax(mask(...mask(score(q, k), m1)..., mn)) · v: scaled dot-product attention per head.
-template <fixed_string Label = "attention", class Q, class K, class V, class... Masks>
-constexpr auto attention(Q q, K k, V v, Masks... masks) {
-    auto s = score(q, k);
+namespace detail {
+// softmax(mask(...mask(s, m1)..., mn)) · v
+template <fixed_string Label, class S, class V, class... Masks>
+constexpr auto attend(S s, V v, Masks... masks) {
     auto masked = [&] {
         if constexpr (sizeof...(Masks) == 0)
             return s;
@@ -24,6 +24,20 @@ constexpr auto attention(Q q, K k, V v, Masks... masks) {
             return hana::fold_left(hana::make_tuple(masks...), s, [](auto acc, auto m) { return mask(acc, m); });
     }();
     return weighted_sum(softmax<Label>(masked), v);
+}
+}  // namespace detail
+
+// softmax(mask(...mask(score(q, k), m1)..., mn)) · v: scaled dot-product attention per head.
+template <fixed_string Label = "attention", class Q, class K, class V, class... Masks>
+constexpr auto attention(Q q, K k, V v, Masks... masks) {
+    return detail::attend<Label>(score(q, k), v, masks...);
+}
+
+// The same with the scores' scale a run-time input (scale_input(): the call's, 1/√E where it gives none).
+template <fixed_string Label = "attention", class Q, class K, class V, class S, class... Masks>
+    requires is_input<S>::value && is_scale<typename S::kind>::value
+constexpr auto attention(Q q, K k, V v, S scale, Masks... masks) {
+    return detail::attend<Label>(score(q, k, scale), v, masks...);
 }
 
 // Multi-head attention with projections: queries from xq, keys and values from xkv (the same tensor

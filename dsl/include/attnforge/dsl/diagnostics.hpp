@@ -49,6 +49,15 @@ struct linear_inner_widths_match {
                   "X·W (node, input width and D_in are in the instantiation line above)");
 };
 
+template <fixed_string Node, int E, int ScaleWidth>
+struct scale_of_the_head_width {
+    static constexpr bool ok = E == ScaleWidth;
+    static_assert(ok,
+                  "attnforge: score: a scale_input<E>() defaults to 1/sqrt(E) of the heads it scales: its E must be "
+                  "the head width of Q and K (runtime_head_width where theirs is run-time; node, E of Q and the "
+                  "scale's E are in the instantiation line above)");
+};
+
 template <fixed_string Node, int Eq, int Ek>
 struct score_head_widths_match {
     static constexpr bool ok = Eq == Ek;

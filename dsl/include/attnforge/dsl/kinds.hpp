@@ -150,6 +150,15 @@ struct scalar_kind {
     static constexpr auto label = values_label<Integer, "scalar_index()", "scalar_value()">();
 };
 
+// A run-time scale of the scores, S = Q·Kᵀ · scale (score(q, k, s)): rank 0, float32 in every kernel, and optional:
+// not given, it is 1/√E, E = Width, or the call's head width where Width is runtime_head_width.
+template <int Width>
+struct scale_kind {
+    static constexpr bool batched = false;
+    static constexpr int width = Width;
+    static constexpr auto label = fixed_string("scale()");
+};
+
 // The valid length of a cache of sequence Seq (keys and values of earlier tokens, Lmax = L[Seq] slots),
 // one per batch entry: slots at or past it hold nothing yet (kv_cache in nodes/mask.hpp).
 template <fixed_string Seq>
@@ -203,6 +212,10 @@ struct is_scalar : std::false_type {};
 template <bool I>
 struct is_scalar<scalar_kind<I>> : std::true_type {};
 template <class K>
+struct is_scale : std::false_type {};
+template <int W>
+struct is_scale<scale_kind<W>> : std::true_type {};
+template <class K>
 struct is_cache_lengths : std::false_type {};
 template <fixed_string S>
 struct is_cache_lengths<cache_lengths_kind<S>> : std::true_type {};
@@ -234,7 +247,8 @@ constexpr int kind_rank() {
         own = 1;
     else if constexpr (is_attention_mask<K>::value)
         own = 2;
-    else if constexpr (is_batch_values<K>::value || is_cache_lengths<K>::value || is_scalar<K>::value)
+    else if constexpr (is_batch_values<K>::value || is_cache_lengths<K>::value || is_scalar<K>::value ||
+                       is_scale<K>::value)
         own = 0;
     if constexpr (requires { K::batched; })
         return own + (K::batched ? 1 : 0);

@@ -35,6 +35,7 @@ struct SyntheticOptions {
     unsigned seed = 1;
     bool full_caches = false;  // every cache length = Lmax
     double weight_scale = 1.0;  // projection weights times this: large logits behind a LayerNorm
+    double scale = 0;           // a scale input (scale_input()): given this value; 0: not given (its default, 1/√E)
 };
 
 inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const SyntheticSizes& s) {
@@ -72,6 +73,14 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
     std::uniform_int_distribution<int> small(-40, 40);
     for (const auto& spec : sig.inputs) {
         const auto shape = shape_for(spec, sizes);
+        if (spec.optional()) {  // a scale: the call's own where the options give one
+            if (o.scale != 0) {
+                Tensor t = Tensor::float32(shape);
+                t.f32[0] = static_cast<float>(o.scale);
+                out.emplace(spec.name, std::move(t));
+            }
+            continue;
+        }
         if (spec.dtype == dsl::element_type::boolean) {
             Tensor t = Tensor::boolean(shape);
             std::bernoulli_distribution coin(0.3);

@@ -26,7 +26,7 @@ struct DecodeOperands {
     bool stored_pairs;        // Q and K are the kernel's own bf16 inputs: products over pairs as stored
     int head_width, group;  // group: the heads laid along the lanes (heads.fixed)
     HeadGroup heads;
-    float scale;
+    Halide::Expr scale;
     std::string name;
 };
 
@@ -134,7 +134,8 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
 }
 
 // The product in the form the group and head width allow.
-inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width, const HeadGroup& heads, float scale,
+inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width, const HeadGroup& heads,
+                                         const Halide::Expr& scale,
                                          const DecodePlan& plan, const std::string& name) {
     const int lanes = plan.lanes, E = head_width;
     if (E % lanes != 0)

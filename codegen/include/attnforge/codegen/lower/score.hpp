@@ -33,8 +33,8 @@ struct LoweredScores {
 
 namespace detail {
 
-template <class Q, class K, class KeySource>
-LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySource& key_source,
+template <class Q, class K, class S, class KeySource>
+LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySource& key_source,
                                   const ScoreProductShape& shape, LoweringContext& ctx) {
     // Q first, then the keys' source: each lowered as it would be anywhere else, so that a sub-graph they
     // share with V (a LayerNorm) stays one Func.
@@ -46,7 +46,14 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K>& n, const KeySourc
     const Tiles& tiles = ctx.tiles();
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
     const int E = ctx.head_width_of(Q::kind::head_width);
-    const float scale = static_cast<float>(n.effective_scale(E) * (shape.base2 ? log2_e : 1.0));
+    // The scale: the graph's constant, or its scale input's value (one float32 per call; the runtime passes 1/√E
+    // where the call gives none), times log2(e) in base 2.
+    const float base = static_cast<float>(shape.base2 ? log2_e : 1.0);
+    Halide::Expr scale;
+    if constexpr (dsl::score_node<Q, K, S>::runtime_scale)
+        scale = Lower::node(n.scale_input, ctx).func() * base;
+    else
+        scale = Halide::Expr(static_cast<float>(n.effective_scale(E) * (shape.base2 ? log2_e : 1.0)));
     const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
     if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
         const ScoreProduct product = detail::decode_score_product(q, k, E, group, scale, *decode, name);

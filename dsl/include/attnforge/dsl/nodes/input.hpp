@@ -113,6 +113,13 @@ constexpr auto scalar_index() {
     return input_node<Name, scalar_kind<true>>{};
 }
 
+// () float32, optional: the scores' scale where a call gives it (score(q, k, s), attention(q, k, v, s, ...)), 1/√E
+// where it does not; E the heads' width, run-time (runtime_head_width) or static, as the score's operands have it.
+template <int E = runtime_head_width, fixed_string Name = "scale">
+constexpr auto scale_input() {
+    return input_node<Name, scale_kind<E>>{};
+}
+
 // (B) int32: how many slots of the cache of sequence Seq (its length Lmax) hold keys, per batch entry;
 // each value in [0, Lmax], checked when inputs are bound. Used by kv_cache (nodes/mask.hpp).
 template <fixed_string Name, fixed_string Seq>

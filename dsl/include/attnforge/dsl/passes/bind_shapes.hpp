@@ -30,12 +30,16 @@ struct RuntimeSizes {
 using ShapeMap = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
 
 // Checks the shapes of the given inputs (by name) against the signature and learns the run-time
-// sizes. Throws attnforge::input_error for a missing, extra or misshapen input, and for a run-time Hkv that
+// sizes; an optional input (a scale) may be missing. Throws attnforge::input_error for a missing, extra or misshapen input, and for a run-time Hkv that
 // does not divide H.
 RuntimeSizes check_shapes(const graph_signature& signature, const ShapeMap& given);
 // The run-time head counts of sizes, where both are known: Hkv must divide H (a graph with a run-time Hkv). Throws
 // attnforge::input_error naming the variant and both counts.
 void check_head_group(const std::string& variant, const RuntimeSizes& sizes);
+
+// The value of an optional input the call did not give (a scale: 1/√E, E the scale's width or the call's run-time
+// E). Throws attnforge::input_error for a required input, or where E is not known.
+double default_input_value(const graph_signature& signature, const tensor_spec& spec, const RuntimeSizes& sizes);
 
 // The values of an input whose spec bounds them (cache lengths: [0, L[seq]]), given one at a time by
 // `value` (count of them), after check_shapes. Throws attnforge::input_error naming the input, the

@@ -47,6 +47,11 @@ struct tensor_spec {
     element_type dtype = element_type::float32;
     // Cache lengths: every value must lie in [0, L[values_bounded_by]] (checked when inputs are bound).
     std::string values_bounded_by;
+    // A scale (scale_input()): optional, 1/√E where not given, E this width or, where it is 0, the call's run-time E;
+    // float32 in every kernel. -1: not a scale (every other input is required).
+    int default_scale_width = -1;
+
+    bool optional() const { return default_scale_width >= 0; }
 
     std::string shape_symbol() const {
         std::string s = "(";
@@ -86,7 +91,8 @@ std::vector<dim_spec> dims_of_kind() {
             d.push_back(seq(Kind::seq_k.view()));
         else
             d.push_back(seq(Kind::seq.view()));
-    } else if constexpr (is_batch_values<Kind>::value || is_cache_lengths<Kind>::value || is_scalar<Kind>::value) {
+    } else if constexpr (is_batch_values<Kind>::value || is_cache_lengths<Kind>::value || is_scalar<Kind>::value ||
+                         is_scale<Kind>::value) {
         // (B) only, the batch axis above; a scalar none
     } else {
         static_assert(is_attention_mask<Kind>::value);
@@ -106,6 +112,14 @@ constexpr element_type dtype_of_kind() {
 }
 
 template <class Kind>
+int default_scale_width_of_kind() {
+    if constexpr (is_scale<Kind>::value)
+        return Kind::width;
+    else
+        return -1;
+}
+
+template <class Kind>
 std::string values_bound_of_kind() {
     if constexpr (is_cache_lengths<Kind>::value)
         return std::string(Kind::seq.view());
@@ -122,11 +136,12 @@ struct graph_signature {
 template <fixed_string Name, class Output>
 graph_signature signature(const graph<Name, Output>& g) {
     graph_signature sig{
-        std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32, {}}};
+        std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32, {}, -1}};
     hana::for_each(collect_inputs(g), [&](auto in) {
         using In = decltype(in);
         sig.inputs.push_back({std::string(In::name.view()), dims_of_kind<typename In::kind>(),
-                              dtype_of_kind<typename In::kind>(), values_bound_of_kind<typename In::kind>()});
+                              dtype_of_kind<typename In::kind>(), values_bound_of_kind<typename In::kind>(),
+                              default_scale_width_of_kind<typename In::kind>()});
     });
     return sig;
 }
@@ -145,9 +160,9 @@ tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
         auto dims = dims_of_kind<Kind>();
         // Always (B, Hq, Lq, Lk) (docs/contract.md §3): an unbatched graph's weights have B = 1.
         if (dims.front().role != dim_spec::axis::batch) dims.insert(dims.begin(), {dim_spec::axis::fixed, {}, 1});
-        return {"attention_weights", std::move(dims), element_type::float32, {}};
+        return {"attention_weights", std::move(dims), element_type::float32, {}, -1};
     } else {
-        return {"attention_weights", {}, element_type::float32, {}};  // none: no dims
+        return {"attention_weights", {}, element_type::float32, {}, -1};  // none: no dims
     }
 }
 

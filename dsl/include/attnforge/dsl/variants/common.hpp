@@ -12,6 +12,8 @@ namespace attnforge::dsl::variants {
 inline constexpr auto sdpa_q = heads_input<"q", runtime_head_width>();
 inline constexpr auto sdpa_k = heads_input<"k", runtime_head_width, "kv", runtime_kv_heads>();
 inline constexpr auto sdpa_v = heads_input<"v", runtime_head_width, "kv", runtime_kv_heads>();
+// Their scale, optional: the call's `scale`, 1/√E where it gives none (torch's scale=None).
+inline constexpr auto sdpa_scale = scale_input();
 // The same with E = 64: the variants built on given heads (windows, caps, masks, RoPE).
 inline constexpr auto q64 = heads_input<"q", 64>();
 inline constexpr auto k64 = heads_input<"k", 64, "kv", runtime_kv_heads>();

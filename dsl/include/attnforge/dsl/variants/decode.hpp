@@ -2,7 +2,7 @@
 // keys and values with Lmax slots, of which the first kv_length[b] hold keys. Query i sits at position
 // kv_length[b] − Lq + i and sees the cache up to itself (causal, bottom-right aligned): Lq = 1 is one
 // generated token, Lq > 1 a few at once (speculative decoding, chunked prefill).
-//   decode                 q (B, H, Lq, E), k, v (B, Hkv, Lmax, E), H, Hkv and E at run time
+//   decode                 q (B, H, Lq, E), k, v (B, Hkv, Lmax, E), H, Hkv and E at run time; scale optional
 //   decode_gqa             q (B, 32, Lq, 128), k, v (B, 8, Lmax, 128): Llama-3-8B's attention
 //   decode_sliding_window  decode with a window of 128 keys back from each query's position (Mistral's
 //                          local attention), the decode form of sliding_window_attention
@@ -17,7 +17,8 @@ namespace attnforge::dsl::variants {
 
 inline constexpr auto kv_length = cache_lengths<"kv_length", "kv">();
 
-inline constexpr auto decode = make_graph<"decode">(attention(sdpa_q, sdpa_k, sdpa_v, kv_cache(kv_length), causal));
+inline constexpr auto decode =
+    make_graph<"decode">(attention(sdpa_q, sdpa_k, sdpa_v, sdpa_scale, kv_cache(kv_length), causal));
 
 inline constexpr auto decode_gqa = [] {
     constexpr auto q = heads_input<"q", 128, "q", 32>();

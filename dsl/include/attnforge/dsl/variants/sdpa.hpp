@@ -5,7 +5,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto sdpa = make_graph<"sdpa">(attention(sdpa_q, sdpa_k, sdpa_v));
-inline constexpr auto sdpa_causal = make_graph<"sdpa_causal">(attention(sdpa_q, sdpa_k, sdpa_v, causal));
+inline constexpr auto sdpa = make_graph<"sdpa">(attention(sdpa_q, sdpa_k, sdpa_v, sdpa_scale));
+inline constexpr auto sdpa_causal = make_graph<"sdpa_causal">(attention(sdpa_q, sdpa_k, sdpa_v, sdpa_scale, causal));
 
 }  // namespace attnforge::dsl::variants

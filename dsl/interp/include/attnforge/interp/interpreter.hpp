@@ -168,14 +168,20 @@ Tensor evaluate(const dsl::merge_heads_node<X>& n, Context& ctx) {
     return ops::merge_heads(evaluate(n.x, ctx));
 }
 
-template <class Q, class K>
-Tensor evaluate(const dsl::score_node<Q, K>& n, Context& ctx) {
+template <class Q, class K, class S>
+Tensor evaluate(const dsl::score_node<Q, K, S>& n, Context& ctx) {
     const Tensor q = evaluate(n.q, ctx), k = evaluate(n.k, ctx);
+    // A scale input's value (the binding gave it 1/√E where the call gave none), else the graph's.
+    double scale = 0;
+    if constexpr (dsl::score_node<Q, K, S>::runtime_scale)
+        scale = evaluate(n.scale_input, ctx).data.at(0);
+    else
+        scale = n.effective_scale(double(q.dim(3)));
     if (ctx.capture) {
-        ctx.last_score_magnitude = ops::largest_score_magnitude(q, k, n.effective_scale(double(q.dim(3))));
+        ctx.last_score_magnitude = ops::largest_score_magnitude(q, k, scale);
         ctx.last_head_width = q.dim(3);
     }
-    return ops::scores(q, k, n.effective_scale(double(q.dim(3))));
+    return ops::scores(q, k, scale);
 }
 
 // Where the queries of an attention sit: query i of batch entry b at position i + offset[b]. Without
