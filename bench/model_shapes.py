@@ -6,6 +6,9 @@ Prefill (`sdpa` or `sdpa_causal`, Lq = Lk = L) for each model's head counts and 
   PyTorch     F.scaled_dot_product_attention(q, k, v, is_causal=..., enable_gqa=Hkv < H), torch.set_num_threads
   OpenVINO    opset13 scaled_dot_product_attention on (B, H, L, E) inputs, k and v given with their heads repeated
               to H (the op broadcasts, it does not group; the repeat is outside the timing), f32, latency hint
+  FlexAttention  torch.compile(flex_attention, dynamic=False) (bench/flex_peers.py's: a cold Inductor cache, dynamo's
+              recompile limit raised, a fall back to eager detected), enable_gqa, a causal block mask built once for
+              sdpa_causal; compiled by a first call before timing (--no-flex leaves it out)
 Decode (`decode`, Lq = 1 over a full cache of Lk keys, B = 1), --decode: ours by `attnforge bench decode` (% of the
 read bandwidth measured between its calls, counted in the bytes a call must read: K and V once per KV head);
 PyTorch and OpenVINO as bench/decode_peers.py runs them (PyTorch: a GQA group folded into the query axis, each
@@ -99,6 +102,27 @@ def openvino_peer(q, k, v, causal, threads):
     return call
 
 
+def flex_peer(flex, q, k, v, causal, threads):
+    import torch
+    import flex_peers
+    torch.set_num_threads(threads)
+    t = [torch.from_numpy(a) for a in (q, k, v)]
+    L = q.shape[2]
+    block_mask = flex.create_block_mask(lambda b, h, qi, ki: ki <= qi, None, None, L, L, device="cpu") if causal else None
+    gqa = q.shape[1] != k.shape[1]
+
+    def call():
+        with torch.no_grad():
+            return flex.compiled(*t, block_mask=block_mask, enable_gqa=gqa)
+    with flex_peers._FallbackWatch() as watch:
+        call()  # compiles
+        call()
+    if watch.seen:
+        raise RuntimeError("FlexAttention fell back to eager: " + "; ".join(watch.seen))
+    call.keep = (block_mask,)
+    return call
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--attnforge", required=True, help="the attnforge command line tool")
@@ -108,6 +132,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="", help="comma-separated model names (default: every one)")
     ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (its compiles take minutes)")
     a = ap.parse_args()
     import attnforge
     if a.decode:
@@ -115,13 +140,17 @@ def main():
         import decode_peers
         decoders = {"PyTorch": decode_peers.Torch(), "OpenVINO": decode_peers.OpenVino()}
     causal = a.variant == "sdpa_causal"
+    flex = None
+    if not a.decode and not a.no_flex:
+        import flex_peers
+        flex = flex_peers.Flex()
     rows = []
     rng = np.random.default_rng(0)
     models = [m for m in MODELS if not a.models or m[0] in a.models.split(",")]
     measure = "read bandwidth" if a.decode else "FMA peak"
     print(f"{a.variant}, B = 1, L = {a.length}; ms (median); ours: % of the {measure} measured in the same run")
     print(f"{'model':26} {'H/Hkv':>6} {'E':>4} {'thr':>3} {'ours ms':>9} {'% ' + measure[:4]:>7} {'PyTorch':>9} "
-          f"{'OpenVINO':>9} {'best peer / ours':>16}")
+          f"{'OpenVINO':>9} {'Flex':>9} {'best peer / ours':>16}")
     for name, H, Hkv, E in models:
         L = a.length
         q = rng.uniform(-1, 1, (1, H, 1 if a.decode else L, E)).astype(np.float32)
@@ -140,6 +169,8 @@ def main():
             else:
                 peers = {"PyTorch": torch_peer(q, k, v, causal, threads),
                          "OpenVINO": openvino_peer(q, k, v, causal, threads)}
+                if flex:
+                    peers["Flex"] = flex_peer(flex, q, k, v, causal, threads)
             times = {}
             for peer, call in peers.items():
                 before = getattr(call, "before", None)  # OpenVINO's stateful decode: its cache state set each call
@@ -150,10 +181,10 @@ def main():
             ours = ours_bench(a.attnforge, a.variant, H, Hkv, E, L, threads)
             ok = errors["attnforge"] <= limit
             best = min((t for t in times.values() if t), default=None)
-            fmt = lambda t: f"{t:9.3f}" if t else f"{'wrong':>9}"  # noqa: E731
+            fmt = lambda t: f"{t:9.3f}" if t else f"{'-' if t == '' else 'wrong':>9}"  # noqa: E731
             fraction = ours["fraction_of_bandwidth"] if a.decode else ours["fraction_of_peak"]
             print(f"{name:26} {H:>3}/{Hkv:<2} {E:>4} {threads:>3} {ours['ms']:9.3f} {100 * fraction:6.1f}% "
-                  f"{fmt(times['PyTorch'])} {fmt(times['OpenVINO'])} "
+                  f"{fmt(times['PyTorch'])} {fmt(times['OpenVINO'])} {fmt(times.get('Flex', ''))} "
                   f"{(best / ours['ms'] if best and ok else float('nan')):15.2f}x", flush=True)
             rows.append({"model": name, "variant": a.variant, "H": H, "Hkv": Hkv, "E": E, "L": L, "threads": threads,
                          "ours_ms": ours["ms"], "ours_fraction_of_peak": ours["fraction_of_peak"],
