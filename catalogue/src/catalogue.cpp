@@ -40,9 +40,9 @@ TunedLines select_tuned_lines(const Database& db, const BuildFacts& here) {
         if (canonical == here.canonical.end()) {
             why = "no built-in variant '" + r.key.variant + "'";
         } else {
-            const RecordKey key{r.key.variant, r.key.result, canonical->second, r.key.size_bucket, here.threads,
-                                here.target,   here.cpu,     here.halide,       here.attnforge,    r.key.storage,
-                                r.key.head_width};
+            const RecordKey key{r.key.variant,  r.key.result,  canonical->second, r.key.size_bucket,
+                                here.threads,   here.target,   here.cpu,          here.halide,
+                                here.attnforge, r.key.storage, r.key.head_width};
             why = mismatch(r.key, key);
         }
         if (!why.empty()) {
@@ -52,8 +52,9 @@ TunedLines select_tuned_lines(const Database& db, const BuildFacts& here) {
         const std::string key = r.key.variant + "/" + r.key.result + "/" + r.key.storage + "/" + r.key.size_bucket +
                                 "/" + std::to_string(r.key.head_width);
         if (!newest.contains(key)) order.push_back(key);
-        KernelLine line{r.key.variant,           r.key.result, r.best.point.strategy, r.key.size_bucket, {}, r.id,
-                        "tuning record " + r.id, r.key.storage,         "",           r.key.head_width};
+        KernelLine line{
+            r.key.variant, r.key.result, r.best.point.strategy, r.key.size_bucket, {}, r.id, "tuning record " + r.id,
+            r.key.storage, "",           r.key.head_width};
         for (const auto& [name, value] : r.best.point.knobs) line.knobs.push_back(name + "=" + std::to_string(value));
         if (r.best.point.is_autoscheduler()) {
             // An autoscheduler plans for sizes: the ones it was tuned at.

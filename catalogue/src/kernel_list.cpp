@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,27 @@ const std::regex knob_word("(E|[a-z_][a-z0-9_.]*)=[A-Za-z0-9_.,-]+");  // dtype=
 bool is_storage_type(const std::string& s) {
     const dsl::element_type_spec* type = dsl::find_element_type(s);
     return type && type->storage;
+}
+
+// The words of a list knob `name=a,b,...` (dtype=, E=), taken out of the knobs; none if the line has no such knob.
+// Refuses an empty list (`what`: what it lists); each caller checks its words.
+template <class Fail>
+std::optional<std::vector<std::string>> take_list(std::vector<std::string>& knobs, const std::string& name,
+                                                  const std::string& what, const Fail& fail) {
+    const std::string prefix = name + "=";
+    std::optional<std::vector<std::string>> words;  // a knob given twice: the last
+    for (auto it = knobs.begin(); it != knobs.end();) {
+        if (!it->starts_with(prefix)) {
+            ++it;
+            continue;
+        }
+        words.emplace();
+        std::istringstream list(it->substr(prefix.size()));
+        for (std::string w; std::getline(list, w, ',');) words->push_back(w);
+        if (words->empty()) fail(name + "= names no " + what);
+        it = knobs.erase(it);
+    }
+    return words;
 }
 
 }  // namespace
@@ -52,8 +74,8 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         for (std::string w; words >> w;) fields.push_back(w);
         if (fields.empty()) continue;
         if (fields.size() < 4) fail("a kernel line needs variant, result, strategy and sizes; given '" + text + "'");
-        KernelLine k{fields[0], fields[1], fields[2], fields[3], {fields.begin() + 4, fields.end()}, "", where, "float32",
-                     "", 0};
+        KernelLine k{fields[0], fields[1], fields[2], fields[3], {fields.begin() + 4, fields.end()},
+                     "",        where,     "float32", "",        0};
         if (!std::regex_match(k.variant, identifier)) fail("'" + k.variant + "' is not a variant name");
         if (k.result != "output" && k.result != "attention_weights" && k.result != "logsumexp")
             fail("result '" + k.result + "' is not output, attention_weights or logsumexp");
@@ -73,21 +95,14 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
         // The storage type is not a schedule knob: it names the kernel and picks its kernels at run time.
         // dtype=float32,bf16 lists several: one kernel each, in that order.
         std::vector<std::string> storages = {"float32"};
-        for (auto it = k.knobs.begin(); it != k.knobs.end();) {
-            if (!it->starts_with("dtype=")) {
-                ++it;
-                continue;
-            }
+        if (const auto listed = take_list(k.knobs, "dtype", "storage type", fail)) {
             storages.clear();
-            std::istringstream types(it->substr(6));
-            for (std::string t; std::getline(types, t, ',');) {
+            for (const std::string& t : *listed) {
                 if (!is_storage_type(t)) fail("dtype '" + t + "' is not " + dsl::storage_type_names());
                 if (std::find(storages.begin(), storages.end(), t) != storages.end())
                     fail("dtype lists '" + t + "' twice");
                 storages.push_back(t);
             }
-            if (storages.empty()) fail("dtype= names no storage type");
-            it = k.knobs.erase(it);
         }
         // dtype.<input>=<type>: an input of a type of its own.
         std::map<std::string, std::string> own_types;
@@ -108,14 +123,9 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
             k.input_types += (k.input_types.empty() ? "" : " ") + input + "=" + type;
         // E=64,80,...: one kernel per head width (a variant whose E is run-time; the generator says if it is not).
         std::vector<int> widths = {0};
-        for (auto it = k.knobs.begin(); it != k.knobs.end();) {
-            if (!it->starts_with("E=")) {
-                ++it;
-                continue;
-            }
+        if (const auto listed = take_list(k.knobs, "E", "head width", fail)) {
             widths.clear();
-            std::istringstream list(it->substr(2));
-            for (std::string w; std::getline(list, w, ',');) {
+            for (const std::string& w : *listed) {
                 int e = 0;
                 const auto [end, error] = std::from_chars(w.data(), w.data() + w.size(), e);
                 if (error != std::errc() || end != w.data() + w.size() || e < 1 || e > 1024)
@@ -123,8 +133,6 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
                 if (std::find(widths.begin(), widths.end(), e) != widths.end()) fail("E lists " + w + " twice");
                 widths.push_back(e);
             }
-            if (widths.empty()) fail("E= names no head width");
-            it = k.knobs.erase(it);
         }
         for (int width : widths)
             for (const std::string& storage : storages) {
@@ -147,8 +155,8 @@ std::string kernel_name(const KernelLine& k) {
     std::string types;  // "k=bf16 v=bf16" -> "k_bf16_v_bf16__"
     for (char c : k.input_types) types += c == ' ' || c == '=' ? '_' : c;
     std::string name = k.variant + "__" + (k.head_width ? "E" + std::to_string(k.head_width) + "__" : "") +
-                       (k.storage == "float32" ? "" : k.storage + "__") +
-                       (types.empty() ? "" : types + "__") + (k.result == "output" ? k.strategy : k.result);
+                       (k.storage == "float32" ? "" : k.storage + "__") + (types.empty() ? "" : types + "__") +
+                       (k.result == "output" ? k.strategy : k.result);
     if (k.sizes != "any") {
         // Every run of characters outside [A-Za-z0-9] becomes one '_': "1024<Lk<=2048" -> "1024_Lk_2048".
         name += "__";

@@ -27,29 +27,36 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
     return s + (shape.size() == 1 ? ",)" : ")");
 }
 
+namespace {
+
+// The run-time count an axis other than a sequence's or a fixed one is bound to.
+std::int64_t RuntimeSizes::* count_of(dim_spec::axis role) {
+    switch (role) {
+        case dim_spec::axis::batch:
+            return &RuntimeSizes::batch;
+        case dim_spec::axis::heads:
+            return &RuntimeSizes::heads;
+        case dim_spec::axis::kv_heads:
+            return &RuntimeSizes::kv_heads;
+        case dim_spec::axis::head_width:
+            return &RuntimeSizes::head_width;
+        default:
+            return nullptr;
+    }
+}
+
+}  // namespace
+
 std::vector<std::int64_t> RuntimeSizes::shape_of(const tensor_spec& spec) const {
     std::vector<std::int64_t> shape;
     for (const dim_spec& d : spec.dims) {
-        switch (d.role) {
-            case dim_spec::axis::batch:
-                shape.push_back(batch);
-                break;
-            case dim_spec::axis::heads:
-                shape.push_back(heads);
-                break;
-            case dim_spec::axis::kv_heads:
-                shape.push_back(kv_heads);
-                break;
-            case dim_spec::axis::head_width:
-                shape.push_back(head_width);
-                break;
-            case dim_spec::axis::fixed:
-                shape.push_back(d.size);
-                break;
-            case dim_spec::axis::sequence: {
-                auto it = sequence_length.find(d.sequence);
-                shape.push_back(it == sequence_length.end() ? -1 : it->second);
-            }
+        if (d.role == dim_spec::axis::fixed) {
+            shape.push_back(d.size);
+        } else if (d.role == dim_spec::axis::sequence) {
+            auto it = sequence_length.find(d.sequence);
+            shape.push_back(it == sequence_length.end() ? -1 : it->second);
+        } else {
+            shape.push_back(this->*count_of(d.role));
         }
     }
     return shape;
@@ -98,9 +105,10 @@ void check_head_group(const std::string& variant, const RuntimeSizes& sizes) {
     // Grouped-query attention at run time: query head h reads key/value head h / (H / Hkv).
     if (sizes.kv_heads < 0 || sizes.heads < 0) return;
     if (sizes.kv_heads == 0 ? sizes.heads != 0 : sizes.heads % sizes.kv_heads != 0)
-        throw input_error(variant + ": the queries' head count H=" + std::to_string(sizes.heads) +
-                          " must be a multiple of the keys' and values' head count Hkv=" + std::to_string(sizes.kv_heads) +
-                          " (MHA: Hkv = H; GQA: H / Hkv query heads share each; MQA: Hkv = 1)");
+        throw input_error(
+            variant + ": the queries' head count H=" + std::to_string(sizes.heads) +
+            " must be a multiple of the keys' and values' head count Hkv=" + std::to_string(sizes.kv_heads) +
+            " (MHA: Hkv = H; GQA: H / Hkv query heads share each; MQA: Hkv = 1)");
 }
 
 RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
@@ -132,29 +140,13 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
         for (std::size_t i = 0; i < spec.dims.size(); ++i) {
             const dim_spec& d = spec.dims[i];
             const std::int64_t n = shape[i];
-            std::int64_t* slot = nullptr;
-            switch (d.role) {
-                case dim_spec::axis::batch:
-                    slot = &sizes.batch;
-                    break;
-                case dim_spec::axis::heads:
-                    slot = &sizes.heads;
-                    break;
-                case dim_spec::axis::kv_heads:
-                    slot = &sizes.kv_heads;
-                    break;
-                case dim_spec::axis::head_width:
-                    slot = &sizes.head_width;
-                    break;
-                case dim_spec::axis::sequence: {
-                    auto [pos, inserted] = sizes.sequence_length.try_emplace(d.sequence, -1);
-                    slot = &pos->second;
-                    break;
-                }
-                case dim_spec::axis::fixed:
-                    if (n != d.size) throw mismatch();
-                    continue;
+            if (d.role == dim_spec::axis::fixed) {
+                if (n != d.size) throw mismatch();
+                continue;
             }
+            std::int64_t* slot = d.role == dim_spec::axis::sequence
+                                     ? &sizes.sequence_length.try_emplace(d.sequence, -1).first->second
+                                     : &(sizes.*count_of(d.role));
             if (*slot >= 0 && *slot != n) throw mismatch();
             *slot = n;
         }
@@ -171,8 +163,8 @@ std::int32_t index_value(double v, const std::string& what, std::size_t at) {
     return static_cast<std::int32_t>(v);
 }
 
-double default_input_value(const graph_signature& sig, const tensor_spec& spec, const RuntimeSizes& sizes) {
-    const std::int64_t width = spec.default_scale_width > 0 ? spec.default_scale_width : sizes.head_width;
+double default_input_value(const graph_signature& sig, const tensor_spec& spec, std::int64_t head_width) {
+    const std::int64_t width = spec.default_scale_width > 0 ? spec.default_scale_width : head_width;
     if (!spec.optional() || width <= 0)
         throw input_error(sig.name + ": input '" + spec.name + "' has no default here" +
                           (spec.optional() ? " (its default, 1/sqrt(E), needs the head width E of the call)" : ""));

@@ -79,10 +79,9 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
     in.storage = own ? own->first : storage.value_or(implied);
     if (own) in.input_types = own->second;
     for (auto& [spec, array] : arrays) {
-        const dsl::element_type type =
-            spec->dims.empty() ? spec->dtype
-            : own            ? runtime::own_input_type(in.input_types, spec->name).value_or(in.storage)
-                             : in.storage;
+        const dsl::element_type type = spec->dims.empty() ? spec->dtype
+                                       : own ? runtime::own_input_type(in.input_types, spec->name).value_or(in.storage)
+                                             : in.storage;
         const BorrowedInput& held =
             in.held.emplace(spec->name, borrow_input(variant, *spec, std::move(array), type)).first->second;
         in.views.emplace(spec->name, held.view);

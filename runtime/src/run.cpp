@@ -310,32 +310,25 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
     std::vector<void*> args;
-    // Optional inputs the call did not give (a scale): their default, a float32 of this call (1/√E, E the call's).
+    // Optional inputs the call did not give (a scale): their default, a float32 of this call, 1/√E of the kernel's
+    // E (a kernel serves one width). The record of the call's addresses leaves them out (nullptr).
     std::vector<float> defaults(sig.inputs.size());
-    const std::vector<std::int64_t> scalar_shape;
-    dsl::RuntimeSizes sizes;
-    if (inputs.size() < sig.inputs.size()) {
-        dsl::ShapeMap shapes;
-        for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape);
-        sizes = dsl::check_shapes(sig, shapes);
-    }
+    last_call.kernel = &k;
+    last_call.hosts.resize(buffers.size());
     for (std::size_t i = 0; i < sig.inputs.size(); ++i) {
         const auto given = inputs.find(sig.inputs[i].name);
         if (given == inputs.end()) {
-            defaults[i] = static_cast<float>(dsl::default_input_value(sig, sig.inputs[i], sizes));
-            buffers[i] = describe(&defaults[i], dsl::element_type::float32, scalar_shape, dims[i]);
+            defaults[i] = static_cast<float>(dsl::default_input_value(sig, sig.inputs[i], k.head_width));
+            buffers[i] = describe(&defaults[i], dsl::element_type::float32, {}, dims[i]);
         } else {
             buffers[i] = describe(given->second.data, given->second.dtype, given->second.shape, dims[i]);
         }
+        last_call.hosts[i] = given == inputs.end() ? nullptr : buffers[i].host;
         args.push_back(&buffers[i]);
     }
     buffers.back() = describe(out.data, out.dtype, out.shape, dims.back());
     args.push_back(&buffers.back());
-    last_call.kernel = &k;
-    last_call.hosts.resize(buffers.size());
-    for (std::size_t i = 0; i < buffers.size(); ++i) last_call.hosts[i] = buffers[i].host;
-    for (std::size_t i = 0; i < sig.inputs.size(); ++i)
-        if (!inputs.contains(sig.inputs[i].name)) last_call.hosts[i] = nullptr;  // a default of this call
+    last_call.hosts.back() = buffers.back().host;
 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
         int status;

@@ -160,7 +160,8 @@ BOOST_AUTO_TEST_CASE(a_line_lists_head_widths) {
     o.source = "test.list";
     BOOST_TEST(cat::cmake_include(c, o).find("attnforge_kernel(sdpa__E128__streaming PARAMS variant=sdpa result=output "
                                              "strategy=streaming head_width=128)\n") != std::string::npos);
-    BOOST_TEST(error_of("sdpa output streaming any E=64,x\n").find("E lists 'x', not a head width") != std::string::npos);
+    BOOST_TEST(error_of("sdpa output streaming any E=64,x\n").find("E lists 'x', not a head width") !=
+               std::string::npos);
     BOOST_TEST(error_of("sdpa output streaming any E=64,64\n").find("E lists 64 twice") != std::string::npos);
     BOOST_TEST(error_of("sdpa output streaming any E=0\n").find("not a head width") != std::string::npos);
 }

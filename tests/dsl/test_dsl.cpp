@@ -17,7 +17,8 @@ namespace v = attnforge::dsl::variants;
 
 // Kinds are inferred at compile time.
 static_assert(std::is_same_v<decltype(v::mha)::output_kind, dsl::activation_kind<"x", 512, true>>);
-static_assert(std::is_same_v<decltype(v::sdpa)::output_kind, dsl::heads_kind<"q", dsl::runtime_heads, dsl::runtime_head_width, true>>);
+static_assert(std::is_same_v<decltype(v::sdpa)::output_kind,
+                             dsl::heads_kind<"q", dsl::runtime_heads, dsl::runtime_head_width, true>>);
 static_assert(std::is_same_v<decltype(v::cross_attention)::output_kind, dsl::activation_kind<"x", 512, true>>);
 static_assert(std::is_same_v<decltype(v::seed_attention)::output_kind, dsl::activation_kind<"x", 3, false>>);
 static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", 8, 64, true>>);
@@ -136,15 +137,15 @@ BOOST_AUTO_TEST_CASE(scale_defaults_to_one_over_sqrt_e) {
     const auto& s = v::sdpa.output.probabilities.scores;
     static_assert(std::decay_t<decltype(s)>::runtime_scale);
     const auto sig = dsl::signature(v::sdpa);
-    const auto scale = std::find_if(sig.inputs.begin(), sig.inputs.end(), [](const auto& in) { return in.name == "scale"; });
+    const auto scale =
+        std::find_if(sig.inputs.begin(), sig.inputs.end(), [](const auto& in) { return in.name == "scale"; });
     BOOST_REQUIRE(scale != sig.inputs.end());
     BOOST_TEST(scale->optional());
     BOOST_TEST(scale->dims.empty());
-    dsl::RuntimeSizes sizes;
-    sizes.head_width = 256;
-    BOOST_TEST(dsl::default_input_value(sig, *scale, sizes) == 0.0625);
+    BOOST_TEST(dsl::default_input_value(sig, *scale, 256) == 0.0625);
+    BOOST_CHECK_THROW(dsl::default_input_value(sig, *scale, -1), attnforge::input_error);  // E not known
     BOOST_TEST(!sig.inputs.front().optional());
-    BOOST_CHECK_THROW(dsl::default_input_value(sig, sig.inputs.front(), sizes), attnforge::input_error);
+    BOOST_CHECK_THROW(dsl::default_input_value(sig, sig.inputs.front(), 256), attnforge::input_error);
     BOOST_TEST(dsl::score(v::q64, v::k64).effective_scale() == 0.125);
     BOOST_TEST(dsl::score(v::sdpa_q, v::sdpa_k, 0.5).effective_scale() == 0.5);
 }

@@ -60,8 +60,9 @@ BOOST_AUTO_TEST_CASE(kv_heads_must_divide_the_query_heads) {
     interp::TensorMap in = {{"q", interp::Tensor({2, 9, 5, 64})},
                             {"k", interp::Tensor({2, 2, 5, 64})},
                             {"v", interp::Tensor({2, 2, 5, 64})}};
-    BOOST_TEST(error_of(in) == "sdpa: the queries' head count H=9 must be a multiple of the keys' and values' head count "
-                               "Hkv=2 (MHA: Hkv = H; GQA: H / Hkv query heads share each; MQA: Hkv = 1)");
+    BOOST_TEST(error_of(in) ==
+               "sdpa: the queries' head count H=9 must be a multiple of the keys' and values' head count "
+               "Hkv=2 (MHA: Hkv = H; GQA: H / Hkv query heads share each; MQA: Hkv = 1)");
     in["k"] = interp::Tensor({2, 3, 5, 64});
     BOOST_TEST(error_of(in) == "sdpa: input 'v' must have shape (B=2, Hkv=3, L[kv]=5, E=64), given (2, 2, 5, 64)");
     in["v"] = interp::Tensor({2, 3, 5, 64});

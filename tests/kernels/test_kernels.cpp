@@ -51,8 +51,8 @@ InputOptions large_logits(double scale, unsigned seed, double weight_scale = 1.0
     return o;
 }
 
-// Under sanitizers (tools/sanitize) the kernels are not instrumented: what is checked there is our runtime's handling of
-// every kernel's buffers, which the smaller cases exercise as well. The cases whose float64 interpreter run costs
+// Under sanitizers (tools/sanitize) the kernels are not instrumented: what is checked there is our runtime's handling
+// of every kernel's buffers, which the smaller cases exercise as well. The cases whose float64 interpreter run costs
 // more than this many FLOPs (L = 1000 and the D = 512 layers at B = 3) run in the plain build only.
 #ifdef ATTNFORGE_SANITIZED
 constexpr double sanitized_flop_limit = 1e9;
@@ -81,10 +81,10 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         };
         for (const Case& c : cases) {
             if (!runtime_width && c.sizes.head_width != 64) continue;
-            const double flops = dsl::flop_count(
-                g, {double(c.sizes.batch), double(c.sizes.heads),
-                    [&](std::string_view s) { return double(c.sizes.length.at(std::string(s))); },
-                    double(c.sizes.head_width)});
+            const double flops =
+                dsl::flop_count(g, {double(c.sizes.batch), double(c.sizes.heads),
+                                    [&](std::string_view s) { return double(c.sizes.length.at(std::string(s))); },
+                                    double(c.sizes.head_width)});
             if (flops > sanitized_flop_limit) continue;
             const auto given = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
             // Query length × key length of the case's attention (the product of its sequence lengths).
@@ -202,7 +202,8 @@ std::vector<Case> sdpa_cases(bool static_heads) {
             const std::string e = " E" + std::to_string(E);
             cases.push_back({at_width(E, gqa_sizes(2, 3, 1, 7, 64)), {}, "B2 H3 Hkv1 Lq7 Lk64" + e});
             cases.push_back({at_width(E, gqa_sizes(1, 4, 2, 129, 300)), {1.0, false, 5}, "B1 H4 Hkv2 Lq129 Lk300" + e});
-            cases.push_back({at_width(E, heads_sizes(1, 2, 64, 64)), large_logits(75, 13), "B1 L64 q,k,v ±75" + e, 1e3});
+            cases.push_back(
+                {at_width(E, heads_sizes(1, 2, 64, 64)), large_logits(75, 13), "B1 L64 q,k,v ±75" + e, 1e3});
         }
     }
     return cases;
@@ -243,20 +244,21 @@ std::vector<Case> decode_cases(bool static_heads) {
     auto s = [&](std::int64_t B, std::int64_t H, std::int64_t Lq, std::int64_t Lmax) {
         return Sizes{B, static_heads ? 0 : H, {{"q", Lq}, {"kv", Lmax}}};
     };
-    std::vector<Case> cases = {{s(1, 2, 1, 1), {}, "B1 Lq1 Lmax1"},
-            {s(3, 2, 1, 129), {}, "B3 Lq1 Lmax129"},
-            {s(3, 2, 4, 300), {}, "B3 Lq4 Lmax300"},
-            {s(1, 3, 4, 1000), {}, "B1 Lq4 Lmax1000"},
-            {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"},
-            {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
-            {s(3, 2, 4, 300), large_logits(75, 13), "B3 Lq4 Lmax300 q,k,v ±75", 1e3},
-            {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3},
-            // Caches longer than a split of keys (split_keys 2048, and 8192 for the long-cache classes; every
-            // kernel runs every case): several splits per row, each with its own maximum, merged by their
-            // log-sum-exp (lower/decode.hpp). The first entry's 9000 keys take 5 and 2 splits, the third entry's
-            // random length its own count.
-            {s(3, 2, 4, 9000), {1.0, false, 23}, "B3 Lq4 Lmax9000 (several key splits)"},
-            {s(3, 1, 1, 9000), large_logits(75, 29), "B3 Lq1 Lmax9000 (several key splits) q,k,v ±75", 1e3}};
+    std::vector<Case> cases = {
+        {s(1, 2, 1, 1), {}, "B1 Lq1 Lmax1"},
+        {s(3, 2, 1, 129), {}, "B3 Lq1 Lmax129"},
+        {s(3, 2, 4, 300), {}, "B3 Lq4 Lmax300"},
+        {s(1, 3, 4, 1000), {}, "B1 Lq4 Lmax1000"},
+        {s(4, 1, 7, 64), {1.0, false, 5}, "B4 Lq7 Lmax64"},
+        {s(5, 2, 1, 1000), {1.0, false, 9}, "B5 Lq1 Lmax1000"},
+        {s(3, 2, 4, 300), large_logits(75, 13), "B3 Lq4 Lmax300 q,k,v ±75", 1e3},
+        {s(2, 2, 1, 129), large_logits(90, 17), "B2 Lq1 Lmax129 q,k,v ±90", 5e3},
+        // Caches longer than a split of keys (split_keys 2048, and 8192 for the long-cache classes; every
+        // kernel runs every case): several splits per row, each with its own maximum, merged by their
+        // log-sum-exp (lower/decode.hpp). The first entry's 9000 keys take 5 and 2 splits, the third entry's
+        // random length its own count.
+        {s(3, 2, 4, 9000), {1.0, false, 23}, "B3 Lq4 Lmax9000 (several key splits)"},
+        {s(3, 1, 1, 9000), large_logits(75, 29), "B3 Lq1 Lmax9000 (several key splits) q,k,v ±75", 1e3}};
     // A run-time Hkv: every query head of a group reads its key/value head's cache.
     if (!static_heads) {
         auto g = [](std::int64_t B, std::int64_t H, std::int64_t Hkv, std::int64_t Lq, std::int64_t Lmax) {
@@ -264,14 +266,17 @@ std::vector<Case> decode_cases(bool static_heads) {
         };
         cases.push_back({g(2, 14, 2, 4, 300), {}, "B2 H14 Hkv2 Lq4 Lmax300"});
         cases.push_back({g(3, 9, 3, 1, 1000), {1.0, false, 31}, "B3 H9 Hkv3 Lq1 Lmax1000"});
-        cases.push_back({g(2, 8, 1, 1, 4500), large_logits(75, 37), "B2 H8 Hkv1 Lq1 Lmax4500 (key splits) q,k,v ±75", 1e3});
+        cases.push_back(
+            {g(2, 8, 1, 1, 4500), large_logits(75, 37), "B2 H8 Hkv1 Lq1 Lmax4500 (key splits) q,k,v ±75", 1e3});
         cases.push_back({g(1, 32, 32, 1, 129), {}, "B1 H32 Hkv32 Lq1 Lmax129"});
         cases.push_back({g(2, 4, 1, 4, 300), with_scale(0.3, 47), "B2 H4 Hkv1 Lq4 Lmax300 scale 0.3"});
         for (std::int64_t E : {80, 96, 128, 256}) {
             const std::string e = " E" + std::to_string(E);
             cases.push_back({at_width(E, g(3, 4, 2, 4, 300)), {}, "B3 H4 Hkv2 Lq4 Lmax300" + e});
-            cases.push_back({at_width(E, g(2, 2, 1, 1, 4500)), {1.0, false, 41}, "B2 H2 Hkv1 Lq1 Lmax4500 (key splits)" + e});
-            cases.push_back({at_width(E, g(2, 2, 2, 1, 129)), large_logits(75, 43), "B2 Lq1 Lmax129 q,k,v ±75" + e, 1e3});
+            cases.push_back(
+                {at_width(E, g(2, 2, 1, 1, 4500)), {1.0, false, 41}, "B2 H2 Hkv1 Lq1 Lmax4500 (key splits)" + e});
+            cases.push_back(
+                {at_width(E, g(2, 2, 2, 1, 129)), large_logits(75, 43), "B2 Lq1 Lmax129 q,k,v ±75" + e, 1e3});
         }
     }
     return cases;

@@ -105,11 +105,12 @@ BOOST_AUTO_TEST_CASE(empty_sizes_give_empty_outputs) {
     BOOST_TEST(out.shape == (std::vector<std::int64_t>{1, 2, 0, 64}), boost::test_tools::per_element());
     BOOST_TEST(out.f32.empty());
     const auto headless = runtime::run(
-        "sdpa", attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("sdpa", "output").front()->signature(),
-                                                     {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
+        "sdpa",
+        attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("sdpa", "output").front()->signature(),
+                                             {1, 0, {{"q", 4}, {"kv", 5}}}, {}));
     BOOST_TEST(headless.shape == (std::vector<std::int64_t>{1, 0, 4, 64}), boost::test_tools::per_element());
-    auto batchless = attnforge::testing::synthetic_inputs(attnforge::testing::kernels_at("mha", "output").front()->signature(),
-                                                          {0, 0, {{"x", 7}}}, {});
+    auto batchless = attnforge::testing::synthetic_inputs(
+        attnforge::testing::kernels_at("mha", "output").front()->signature(), {0, 0, {{"x", 7}}}, {});
     BOOST_TEST(runtime::run("mha", batchless).shape == (std::vector<std::int64_t>{0, 7, 512}),
                boost::test_tools::per_element());
 }

@@ -1,4 +1,5 @@
-// attnforge bench VARIANT [--batch B] [--heads H] [--kv-heads Hkv] [--head-width E] [--length L] [--lq N] [--lk N] [--threads N,...]
+// attnforge bench VARIANT [--batch B] [--heads H] [--kv-heads Hkv] [--head-width E] [--length L] [--lq N] [--lk N]
+// [--threads N,...]
 //                 [--strategy S] [--chosen-only] [--repeats N] [--min-seconds S] [--no-interpreter] [--json]
 //                 [--input NAME=FILE.npy ...]
 // Protocol: inputs and the output made once; per (threads, kernel): 2 warm-up calls, then repeated calls until at

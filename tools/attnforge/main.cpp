@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
     bench_cmd->add_option("--batch", bench.batch, "B")->check(attnforge::cli::positive);
     bench_cmd->add_option("--heads", bench.heads, "H, for variants with a run-time head count")
         ->check(attnforge::cli::positive);
-    bench_cmd->add_option("--kv-heads", bench.kv_heads, "Hkv, for variants with a run-time Hkv (a divisor of H; default H)")
+    bench_cmd
+        ->add_option("--kv-heads", bench.kv_heads, "Hkv, for variants with a run-time Hkv (a divisor of H; default H)")
         ->check(attnforge::cli::positive);
     bench_cmd->add_option("--head-width", bench.head_width, "E, for variants with a run-time head width (default 64)")
         ->check(attnforge::cli::positive);

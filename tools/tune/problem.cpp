@@ -70,7 +70,8 @@ Problem make_problem(const std::string& variant, const std::string& result, cons
                 for (const auto& d : in.dims)
                     if (d.role == dsl::dim_spec::axis::sequence)
                         p.sizes.length[d.sequence] = d.sequence == seq_k ? asked.lk : asked.lq;
-            if (has_axis(p.signature, dsl::dim_spec::axis::head_width)) p.head_width = static_cast<int>(asked.head_width);
+            if (has_axis(p.signature, dsl::dim_spec::axis::head_width))
+                p.head_width = static_cast<int>(asked.head_width);
             p.flops = dsl::flop_count(g, {double(asked.batch), double(asked.heads),
                                           [&](std::string_view s) { return double(p.sizes.length.at(std::string(s))); },
                                           double(asked.head_width)});

@@ -13,10 +13,8 @@ Workload::Workload(const Problem& p) {
     // An optional input (a scale) as the runtime passes it where a call gives none: its default, 1/√E.
     for (const auto& spec : p.signature.inputs)
         if (spec.optional() && !inputs.contains(spec.name)) {
-            dsl::RuntimeSizes sizes;
-            sizes.head_width = p.head_width > 0 ? p.head_width : -1;
             runtime::Tensor t = runtime::Tensor::float32({});
-            t.f32[0] = static_cast<float>(dsl::default_input_value(p.signature, spec, sizes));
+            t.f32[0] = static_cast<float>(dsl::default_input_value(p.signature, spec, p.head_width));
             inputs.emplace(spec.name, std::move(t));
         }
     output = storage == dsl::element_type::float32 ? runtime::Tensor::float32(p.result_shape())

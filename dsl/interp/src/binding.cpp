@@ -13,7 +13,7 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
     for (const auto& spec : sig.inputs) {
         const auto it = given.find(spec.name);
         if (it == given.end()) {  // an optional input not given (a scale): its default
-            bound.tensors.emplace(spec.name, Tensor({}, {dsl::default_input_value(sig, spec, bound.sizes)}));
+            bound.tensors.emplace(spec.name, Tensor({}, {dsl::default_input_value(sig, spec, bound.sizes.head_width)}));
             continue;
         }
         Tensor stored = it->second;

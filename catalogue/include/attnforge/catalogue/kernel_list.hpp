@@ -1,5 +1,6 @@
 // Kernel lists (generated/kernels.list, generated/baselines.list, a downstream project's own): one
-// kernel per line, "variant result strategy sizes [knob=value ...] [E=N[,N...]] [dtype=T[,T...]] [dtype.<input>=T ...]",
+// kernel per line, "variant result strategy sizes [knob=value ...] [E=N[,N...]] [dtype=T[,T...]] [dtype.<input>=T
+// ...]",
 // '#' starts a comment. Every field is checked here, with the file and line in the message, before anything
 // is generated.
 #pragma once

@@ -129,10 +129,11 @@ public:
                            : result == "attention_weights" ? dsl::attention_weights_spec(g)
                                                            : dsl::logsumexp_spec(g);
         });
-        fix_head_width(signature_.inputs);
-        std::vector<dsl::tensor_spec> output{output_spec_};
-        fix_head_width(output);
-        output_spec_ = output.front();
+        const bool runtime_width = fix_head_width(signature_.inputs);
+        fix_head_width(output_spec_);
+        if (head_width > 0 && !runtime_width)
+            throw std::invalid_argument("attnforge generator: '" + variant.value() + "' fixes its head width; "
+                                        "head_width (a kernel line's E=) is for variants whose E is run-time");
         knobs_ = knobs();
         const bool block_mask = knobs_.block_mask != 0;
         const catalogue::StrategySpec& table_row = catalogue::spec_of(knobs_.strategy);
@@ -153,7 +154,8 @@ public:
                 throw std::invalid_argument("attnforge generator: input_types: '" + spec.name + "' is not a float tensor");
             // A graph's float32 tensor in its own type or the storage type; any other (masks, index inputs) in
             // its type of the element-type table.
-            // A number (rank 0: a scale, a cap) is float32 in every kernel: a parameter, exact whatever the storage type.
+            // A number (rank 0: a scale, a cap) is float32 in every kernel: a parameter, exact whatever the storage
+            // type.
             const dsl::element_type_spec& table_row = dsl::spec_of(spec.dtype);
             const Type t = spec.dims.empty() && spec.dtype == dsl::element_type::float32 ? Float(32)
                            : spec.dtype != dsl::element_type::float32
@@ -256,22 +258,24 @@ private:
     Estimates estimates() const { return {estimate_batch, estimate_heads, estimate_length}; }
 
     // A run-time head width becomes this kernel's (head_width): a static extent of its buffers, like any fixed
-    // width. A variant with a run-time E needs one; a variant with a static E takes none.
-    void fix_head_width(std::vector<dsl::tensor_spec>& specs) const {
+    // width. A variant with a run-time E needs one. Whether spec had a run-time width.
+    bool fix_head_width(dsl::tensor_spec& spec) const {
         bool runtime_width = false;
-        for (auto& spec : specs)
-            for (auto& d : spec.dims)
-                if (d.role == dsl::dim_spec::axis::head_width) {
-                    runtime_width = true;
-                    if (head_width <= 0)
-                        throw std::invalid_argument("attnforge generator: '" + variant.value() +
-                                                    "' has a run-time head width E: its kernel lines name the widths "
-                                                    "to generate (E=64,80,...), one kernel each");
-                    d = {dsl::dim_spec::axis::fixed, {}, head_width};
-                }
-        if (head_width > 0 && !runtime_width && &specs == &signature_.inputs)
-            throw std::invalid_argument("attnforge generator: '" + variant.value() + "' fixes its head width; "
-                                        "head_width (a kernel line's E=) is for variants whose E is run-time");
+        for (auto& d : spec.dims)
+            if (d.role == dsl::dim_spec::axis::head_width) {
+                if (head_width <= 0)
+                    throw std::invalid_argument("attnforge generator: '" + variant.value() +
+                                                "' has a run-time head width E: its kernel lines name the widths "
+                                                "to generate (E=64,80,...), one kernel each");
+                d = {dsl::dim_spec::axis::fixed, {}, head_width};
+                runtime_width = true;
+            }
+        return runtime_width;
+    }
+    bool fix_head_width(std::vector<dsl::tensor_spec>& specs) const {
+        bool runtime_width = false;
+        for (auto& spec : specs) runtime_width |= fix_head_width(spec);
+        return runtime_width;
     }
 
     template <std::size_t... I>

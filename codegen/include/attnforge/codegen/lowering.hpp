@@ -267,8 +267,9 @@ public:
     int head_width_of(int static_width) const {
         if (static_width != dsl::runtime_head_width) return static_width;
         if (head_width <= 0)
-            throw std::invalid_argument("attnforge lowering: the graph's head width E is run-time; its kernels are "
-                                        "generated per head width (head_width=..., a kernel line's E=64,...)");
+            throw std::invalid_argument(
+                "attnforge lowering: the graph's head width E is run-time; its kernels are "
+                "generated per head width (head_width=..., a kernel line's E=64,...)");
         return head_width;
     }
 

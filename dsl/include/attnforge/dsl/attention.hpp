@@ -35,8 +35,8 @@ constexpr auto attention(Q q, K k, V v, Masks... masks) {
 
 // The same with the scores' scale a run-time input (scale_input(): the call's, 1/√E where it gives none).
 template <fixed_string Label = "attention", class Q, class K, class V, class S, class... Masks>
-    requires is_input<S>::value && is_scale<typename S::kind>::value
-constexpr auto attention(Q q, K k, V v, S scale, Masks... masks) {
+requires is_input<S>::value && is_scale<typename S::kind>::value constexpr auto attention(Q q, K k, V v, S scale,
+                                                                                          Masks... masks) {
     return detail::attend<Label>(score(q, k, scale), v, masks...);
 }
 

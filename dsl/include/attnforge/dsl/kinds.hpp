@@ -30,22 +30,14 @@ inline constexpr int runtime_kv_heads = -1;
 // generated per head width (a kernel line's E=64,80,...: generated/kernels.list) and picked by the E of the call.
 inline constexpr int runtime_head_width = 0;
 
-// A head width in a kind's label: the number, or E where it is run-time.
-template <int E>
-constexpr auto head_width_label() {
-    if constexpr (E == runtime_head_width)
-        return fixed_string("E");
+// A size in a kind's label: the number, or Symbol where it is the run-time marker RunTime (E for runtime_head_width,
+// Hkv for runtime_kv_heads).
+template <int N, int RunTime, fixed_string Symbol>
+constexpr auto size_label() {
+    if constexpr (N == RunTime)
+        return Symbol;
     else
-        return int_string<E>();
-}
-
-// A head count in a kind's label: the number, or Hkv for a run-time key/value head count.
-template <int H>
-constexpr auto head_count_label() {
-    if constexpr (H == runtime_kv_heads)
-        return fixed_string("Hkv");
-    else
-        return int_string<H>();
+        return int_string<N>();
 }
 
 template <fixed_string Seq, int W, bool Batched>
@@ -63,7 +55,8 @@ struct heads_kind {
     static constexpr int head_width = E;
     static constexpr bool batched = Batched;
     static constexpr auto label =
-        cat("heads(H=", head_count_label<H>(), ", L[", Seq, "], E=", head_width_label<E>(), ")");
+        cat("heads(H=", size_label<H, runtime_kv_heads, "Hkv">(), ", L[", Seq, "], E=",
+            size_label<E, runtime_head_width, "E">(), ")");
 };
 
 // Probabilities: true once a softmax has been taken (masks and modifiers no longer apply).

@@ -22,7 +22,8 @@
 namespace attnforge::codegen::detail {
 
 inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
-                                   int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name) {
+                                   int head_width, const HeadGroup& heads, const DecodePlan& plan,
+                                   const std::string& name) {
     using Halide::Expr;
     DecodeCore core;
     fill_common(core, in);
@@ -34,6 +35,7 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
     Halide::Var kk("kk"), q("q"), g("g"), hk("hk"), b("b"), kb("kb"), e("e"), s("s"), h("h");
     const Expr key = kb * Kt + kk, head = hk * group + g;
+    const Expr kv_head = heads.kv_head_of_task(hk);  // where the task's K and V rows are
     const Expr inf = minus_infinity();
 
     // One key tile: its scores (past Lk masked; the product reads clamped), max, exps, sum and exps · V.
@@ -42,7 +44,7 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     const bool value_pairs = stored_values.defined() && Kt % 2 == 0;
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
-        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), heads.kv_head_of_task(hk), b); };
+        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), kv_head, b); };
     // The keys of tile kb below Lk and the cache's valid length: the tile's loops end there, so the last tile of
     // a short cache computes and reads no more keys than it holds (a large tile costs nothing there).
     const QueryPositions& pos = core.positions;
@@ -66,8 +68,8 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
         // keys: the second key of the last pair of an odd count re-reads the row before it (weight 0) rather
         // than the cache past its length, which may hold anything (a NaN there would make 0 · NaN).
         const Expr first = kb * Kt + 2 * rk.y, last_valid = Halide::max(valid - 1, 0);
-        const Expr value = Halide::select(rk.x == 0, stored_values(e, Halide::min(first, last_valid), heads.kv_head_of_task(hk), b),
-                                          stored_values(e, Halide::min(first + 1, last_valid), heads.kv_head_of_task(hk), b));
+        const Expr value = Halide::select(rk.x == 0, stored_values(e, Halide::min(first, last_valid), kv_head, b),
+                                          stored_values(e, Halide::min(first + 1, last_valid), kv_head, b));
         core.block_weighted = Halide::Func(name + "_block_weighted_pairs");
         core.block_weighted(e, q, g, hk, b, kb) = 0.0f;
         core.block_weighted(e, q, g, hk, b, kb) +=

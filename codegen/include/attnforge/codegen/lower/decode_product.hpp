@@ -24,8 +24,8 @@ struct DecodeOperands {
     const KeyValueSource& k;
     Halide::Expr query, key;  // clamp(q, 0, Lq − 1), clamp(k, 0, Lk − 1)
     bool stored_pairs;        // Q and K are the kernel's own bf16 inputs: products over pairs as stored
-    int head_width, group;  // group: the heads laid along the lanes (heads.fixed)
-    HeadGroup heads;
+    int head_width;
+    HeadGroup heads;  // heads.fixed: the group laid along the lanes (heads_in_lanes_product)
     Halide::Expr scale;
     std::string name;
 };
@@ -43,7 +43,7 @@ struct DecodeOperands {
 inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const DecodePlan& plan, int chunk,
                                            int step_accumulators) {
     const int columns_per_step = step_accumulators * chunk * (in.stored_pairs ? 2 : 1);
-    const int group = in.group, E = in.head_width, keys = plan.keys_per_step;
+    const int group = in.heads.fixed, E = in.head_width, keys = plan.keys_per_step;
     const std::string& name = in.name;
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
     Halide::Var x("x"), g("g"), c("c"), hk("hk"), pair("pair"), idx("idx");
@@ -104,12 +104,13 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         // vectorizes the pair element with atomic(): lower/bf16_pairs.hpp).
         Halide::RDom eo(0, 2, 0, E / (2 * lanes), "eo");
         const Halide::Expr column = 2 * (eo.y * lanes + u) + eo.x;
-        per_lane(u, kv, qi, h, b) += pair_product(in.q.stored({column, in.query, h, b}),
-                                                  in.k.stored(column, in.key, in.heads.kv_head(h), b));
+        per_lane(u, kv, qi, h, b) +=
+            pair_product(in.q.stored({column, in.query, h, b}), in.k.stored(column, in.key, in.heads.kv_head(h), b));
     } else {
         Halide::RDom eo(0, E / lanes, "eo");
         const Halide::Expr column = eo * lanes + u;
-        per_lane(u, kv, qi, h, b) += in.q.func(column, in.query, h, b) * in.k.element(column, in.key, in.heads.kv_head(h), b);
+        per_lane(u, kv, qi, h, b) +=
+            in.q.func(column, in.query, h, b) * in.k.element(column, in.key, in.heads.kv_head(h), b);
     }
     // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
     // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
@@ -134,9 +135,9 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
 }
 
 // The product in the form the group and head width allow.
-inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width, const HeadGroup& heads,
-                                         const Halide::Expr& scale,
-                                         const DecodePlan& plan, const std::string& name) {
+inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width,
+                                         const HeadGroup& heads, const Halide::Expr& scale, const DecodePlan& plan,
+                                         const std::string& name) {
     const int lanes = plan.lanes, E = head_width;
     if (E % lanes != 0)
         throw std::invalid_argument(
@@ -150,7 +151,6 @@ inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource&
                             Halide::clamp(kv, 0, k.extents[1] - 1),
                             plan.bf16_products && q.stored && k.stored,
                             E,
-                            heads.fixed,
                             heads,
                             scale,
                             name};

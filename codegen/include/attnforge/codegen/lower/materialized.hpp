@@ -94,8 +94,8 @@ inline void materialized_logsumexp(MaterializedCore& core, const std::string& na
 // query tile's granularity: keys outside every query's band of the tile have exps 0 or none at all).
 // With bf16 weights (materialized_softmax made them), the keys in pairs and V packed in bf16 pairs, from
 // V as stored (`stored_values`, bf16, where defined: no rounding to do) or rounded.
-inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& group, const Tiles& tiles, const std::string& name,
-                                      const Halide::Func& stored_values = {}) {
+inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& group, const Tiles& tiles,
+                                      const std::string& name, const Halide::Func& stored_values = {}) {
     Halide::Var e("e"), q("q"), h("h"), b("b");
     Halide::Func acc(name + "_sum"), out(name);
     const Halide::Expr Lk = core.score_extents[0];
@@ -112,8 +112,8 @@ inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& g
                 round_to_bf16(Halide::select(key < Lk, core.values(e, row, h, b), 0.0f));
         Halide::RDom r = pair_reduction(Lk, "r");
         restrict_to_block_band(r, 2 * r.y, q, core.band, tiles.query_tile, 1);  // whole pairs (causal)
-        acc(e, q, h, b) +=
-            pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b), core.value_pairs(r.x, e, r.y, group.kv_head(h), b));
+        acc(e, q, h, b) += pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b),
+                                        core.value_pairs(r.x, e, r.y, group.kv_head(h), b));
     } else {
         Halide::RDom r(0, Lk, "r");
         restrict_to_block_band(r, r, q, core.band, tiles.query_tile, 1);

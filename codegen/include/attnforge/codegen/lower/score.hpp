@@ -48,12 +48,12 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
     const int E = ctx.head_width_of(Q::kind::head_width);
     // The scale: the graph's constant, or its scale input's value (one float32 per call; the runtime passes 1/√E
     // where the call gives none), times log2(e) in base 2.
-    const float base = static_cast<float>(shape.base2 ? log2_e : 1.0);
+    const double base = shape.base2 ? log2_e : 1.0;
     Halide::Expr scale;
     if constexpr (dsl::score_node<Q, K, S>::runtime_scale)
-        scale = Lower::node(n.scale_input, ctx).func() * base;
+        scale = Lower::node(n.scale_input, ctx).func() * static_cast<float>(base);
     else
-        scale = Halide::Expr(static_cast<float>(n.effective_scale(E) * (shape.base2 ? log2_e : 1.0)));
+        scale = Halide::Expr(static_cast<float>(n.effective_scale(E) * base));
     const std::vector<Halide::Expr> extents{k.extents[1], q.extents[1], q.extents[2], q.extents[3]};
     if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
         const ScoreProduct product = detail::decode_score_product(q, k, E, group, scale, *decode, name);

@@ -26,8 +26,9 @@ namespace attnforge::codegen::detail {
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
 // values_are_input: V is a bf16 input of the kernel, read as stored (P·V may then take bf16 pairs).
-inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, bool values_are_input, const StreamingPlan& plan,
-                                  const BlockRangeRead& block_ranges, const std::string& name) {
+inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, bool values_are_input,
+                                  const StreamingPlan& plan, const BlockRangeRead& block_ranges,
+                                  const std::string& name) {
     using Halide::Expr;
     const int Kb = plan.key_tile, Qb = plan.query_tile;
     const Expr Lk = core.score_extents[0];
@@ -50,7 +51,9 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && values_are_input;
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
-        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), group.kv_head(h), b); };
+        value_of_key = [&](const Expr& rk) {
+            return core.values(e, Halide::min(kb * Kb + rk, Lk - 1), group.kv_head(h), b);
+        };
     const KeyBlock block = key_block(name, block_scores, row, Kb, plan.lanes, e, value_of_key);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
@@ -71,8 +74,9 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
         Halide::RDom rk = pair_reduction(Kb, "rk");
         core.block_weighted = Halide::Func(name + "_block_weighted_bf16");
         core.block_weighted(with_first(e, row)) = 0.0f;
-        core.block_weighted(with_first(e, row)) += pair_product(core.rounded_weights(with_first(2 * rk.y + rk.x, row)),
-                                                          core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, group.kv_head(h), b));
+        core.block_weighted(with_first(e, row)) +=
+            pair_product(core.rounded_weights(with_first(2 * rk.y + rk.x, row)),
+                         core.value_pairs(rk.x, e, kb * (Kb / 2) + rk.y, group.kv_head(h), b));
     }
 
     // The merge over blocks, restricted to the blocks the tile's key band reaches (in positions: under a
@@ -116,9 +120,9 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     core.state(e, qi, qt, h, b) = Halide::Tuple(inf, 0.0f, 0.0f);
     const Expr m_old = core.state(e, qi, qt, h, b)[0];
     const MergeFactors m = merge_factors(m_old, core.block_max(at));
-    core.state(e, qi, qt, h, b) =
-        Halide::Tuple(m.m_new, core.state(e, qi, qt, h, b)[1] * m.keep_old + core.block_sum(at) * m.take_block,
-                      core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(with_first(e, at)) * m.take_block);
+    core.state(e, qi, qt, h, b) = Halide::Tuple(
+        m.m_new, core.state(e, qi, qt, h, b)[1] * m.keep_old + core.block_sum(at) * m.take_block,
+        core.state(e, qi, qt, h, b)[2] * m.keep_old + core.block_weighted(with_first(e, at)) * m.take_block);
 
     Halide::Func out(name);
     const Expr l = core.state(e, q % Qb, q / Qb, h, b)[1];
@@ -128,8 +132,9 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
 
 // values: V as (e, k, h, b); pack_values: as CoreCommon's; values_are_input: as streamed_weighted_sum's.
 inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
-                                         bool values_are_input, int head_width, const HeadGroup& group, const StreamingPlan& plan,
-                                         const BlockRangeRead& block_ranges, const std::string& name) {
+                                         bool values_are_input, int head_width, const HeadGroup& group,
+                                         const StreamingPlan& plan, const BlockRangeRead& block_ranges,
+                                         const std::string& name) {
     StreamingCore core;
     fill_common(core, in);
     core.values = values;

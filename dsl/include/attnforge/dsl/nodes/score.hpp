@@ -18,7 +18,7 @@ struct score_node {
     using tag = score_tag;
     Q q;
     K k;
-    double scale;  // 0 means the default, 1/√E (a score with a scale input: unused)
+    double scale;   // 0 means the default, 1/√E (a score with a scale input: unused)
     S scale_input;  // a scale_input() read at run time, or constant_scale
     static constexpr bool runtime_scale = !std::is_same_v<S, constant_scale>;
     using kind = scores_kind<Q::kind::seq, K::kind::seq, Q::kind::heads, Q::kind::batched, false>;
@@ -62,8 +62,7 @@ constexpr auto score(Q q, K k, double scale = 0) {
 
 // S = Q·Kᵀ · s, s a scale_input(): the scale a call gives (1/√E where it gives none).
 template <class Q, class K, class S>
-    requires is_input<S>::value && is_scale<typename S::kind>::value
-constexpr auto score(Q q, K k, S s) {
+requires is_input<S>::value && is_scale<typename S::kind>::value constexpr auto score(Q q, K k, S s) {
     if constexpr (any_error_v<Q, K>) {
         return error_node{};
     } else if constexpr (!detail::scores_ok<Q, K>()) {

@@ -17,8 +17,8 @@ namespace attnforge::dsl {
 struct RuntimeSizes {
     std::int64_t batch = -1;  // -1: not bound yet
     std::map<std::string, std::int64_t, std::less<>> sequence_length;
-    std::int64_t heads = -1;     // run-time head count, where the graph has one
-    std::int64_t kv_heads = -1;  // run-time key/value head count Hkv (a divisor of heads), where it has one
+    std::int64_t heads = -1;       // run-time head count, where the graph has one
+    std::int64_t kv_heads = -1;    // run-time key/value head count Hkv (a divisor of heads), where it has one
     std::int64_t head_width = -1;  // run-time head width E, where it has one
 
     // The shape of spec under these sizes; an unknown size is -1.
@@ -30,16 +30,17 @@ struct RuntimeSizes {
 using ShapeMap = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
 
 // Checks the shapes of the given inputs (by name) against the signature and learns the run-time
-// sizes; an optional input (a scale) may be missing. Throws attnforge::input_error for a missing, extra or misshapen input, and for a run-time Hkv that
-// does not divide H.
+// sizes; an optional input (a scale) may be missing. Throws attnforge::input_error for a missing, extra or
+// misshapen input, and for a run-time Hkv that does not divide H.
 RuntimeSizes check_shapes(const graph_signature& signature, const ShapeMap& given);
 // The run-time head counts of sizes, where both are known: Hkv must divide H (a graph with a run-time Hkv). Throws
 // attnforge::input_error naming the variant and both counts.
 void check_head_group(const std::string& variant, const RuntimeSizes& sizes);
 
-// The value of an optional input the call did not give (a scale: 1/√E, E the scale's width or the call's run-time
-// E). Throws attnforge::input_error for a required input, or where E is not known.
-double default_input_value(const graph_signature& signature, const tensor_spec& spec, const RuntimeSizes& sizes);
+// The value of an optional input the call did not give (a scale: 1/√E, E the scale's own width or, where that is
+// run-time, head_width: the call's, or the kernel's). Throws attnforge::input_error for a required input, or
+// where E is not known (head_width ≤ 0).
+double default_input_value(const graph_signature& signature, const tensor_spec& spec, std::int64_t head_width);
 
 // The values of an input whose spec bounds them (cache lengths: [0, L[seq]]), given one at a time by
 // `value` (count of them), after check_shapes. Throws attnforge::input_error naming the input, the

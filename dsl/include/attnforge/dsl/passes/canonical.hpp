@@ -49,7 +49,8 @@ std::string canonical(const Node& n) {
     }
     if constexpr (is_a<Node, score_tag>) {
         if constexpr (std::decay_t<decltype(n)>::runtime_scale) return detail::call("score", args);  // its input
-        if (n.scale == 0 && n.head_width == runtime_head_width) return detail::call("score", args + ", scale=1/sqrt(E)");
+        if (n.scale == 0 && n.head_width == runtime_head_width)
+            return detail::call("score", args + ", scale=1/sqrt(E)");
         return detail::call("score", args + ", scale=" + detail::number(n.effective_scale()));
     } else if constexpr (is_a<Node, mask_tag>) {
         std::string spec(decltype(n.spec)::label.view());

@@ -77,8 +77,8 @@ std::vector<dim_spec> dims_of_kind() {
     if constexpr (is_activation_v<Kind>) {
         d.insert(d.end(), {seq(Kind::seq.view()), fixed(Kind::width)});
     } else if constexpr (is_heads_v<Kind>) {
-        const dim_spec width = Kind::head_width == runtime_head_width ? dim_spec{R::head_width, {}, 0}
-                                                                      : fixed(Kind::head_width);
+        const dim_spec width =
+            Kind::head_width == runtime_head_width ? dim_spec{R::head_width, {}, 0} : fixed(Kind::head_width);
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), width});
     } else if constexpr (is_scores_v<Kind>) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});

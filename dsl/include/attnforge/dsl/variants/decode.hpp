@@ -27,10 +27,10 @@ inline constexpr auto decode_gqa = [] {
     return make_graph<"decode_gqa">(attention(q, k, v, kv_cache(kv_length), causal));
 }();
 
-inline constexpr auto decode_sliding_window = make_graph<"decode_sliding_window">(
-    attention(q64, k64, v64, kv_cache(kv_length), sliding_window(128)));
+inline constexpr auto decode_sliding_window =
+    make_graph<"decode_sliding_window">(attention(q64, k64, v64, kv_cache(kv_length), sliding_window(128)));
 
-inline constexpr auto decode_rope = make_graph<"decode_rope">(
-    attention(rope_in_cache(q64, kv_length), k64, v64, kv_cache(kv_length), causal));
+inline constexpr auto decode_rope =
+    make_graph<"decode_rope">(attention(rope_in_cache(q64, kv_length), k64, v64, kv_cache(kv_length), causal));
 
 }  // namespace attnforge::dsl::variants

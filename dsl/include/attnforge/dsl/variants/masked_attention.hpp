@@ -5,7 +5,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto masked_attention = make_graph<"masked_attention">(
-    attention(q64, k64, v64, boolean_mask(attention_mask<"attn_mask", "q", "kv">())));
+inline constexpr auto masked_attention =
+    make_graph<"masked_attention">(attention(q64, k64, v64, boolean_mask(attention_mask<"attn_mask", "q", "kv">())));
 
 }  // namespace attnforge::dsl::variants

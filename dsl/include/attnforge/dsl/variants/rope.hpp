@@ -7,7 +7,6 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto rope_attention =
-    make_graph<"rope_attention">(attention(rope(q64), rope(k64), v64, causal));
+inline constexpr auto rope_attention = make_graph<"rope_attention">(attention(rope(q64), rope(k64), v64, causal));
 
 }  // namespace attnforge::dsl::variants

@@ -6,7 +6,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto softcap_attention = make_graph<"softcap_attention">(
-    weighted_sum(softmax(mask(modify(score(q64, k64), soft_cap(20.0)), causal)), v64));
+inline constexpr auto softcap_attention =
+    make_graph<"softcap_attention">(weighted_sum(softmax(mask(modify(score(q64, k64), soft_cap(20.0)), causal)), v64));
 
 }  // namespace attnforge::dsl::variants
