@@ -71,7 +71,7 @@ std::string RuntimeSizes::describe(const tensor_spec& spec) const {
         if (d.role == dim_spec::axis::fixed)
             s += std::to_string(d.size);
         else
-            s += d.symbol() + (shape[i] >= 0 ? "=" + std::to_string(shape[i]) : "");
+            s += d.own_symbol() + (shape[i] >= 0 ? "=" + std::to_string(shape[i]) : "") + (d.broadcast ? " or 1" : "");
     }
     return s + ")";
 }
@@ -120,7 +120,7 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
     RuntimeSizes sizes;
     for (const auto& spec : sig.inputs) {
         auto it = given.find(spec.name);
-        if (it == given.end() && spec.optional()) continue;  // a scale not given: 1/√E (default_input_value)
+        if (it == given.end() && spec.optional()) continue;  // its default (default_input_values)
         if (it == given.end())
             throw input_error(sig.name + ": missing input '" + spec.name + "' of shape " + sizes.describe(spec) +
                               "; it takes " + input_names(sig));
@@ -144,6 +144,7 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
                 if (n != d.size) throw mismatch();
                 continue;
             }
+            if (d.broadcast && n == 1) continue;  // repeated along the axis, whatever its size
             std::int64_t* slot = d.role == dim_spec::axis::sequence
                                      ? &sizes.sequence_length.try_emplace(d.sequence, -1).first->second
                                      : &(sizes.*count_of(d.role));
@@ -163,17 +164,41 @@ std::int32_t index_value(double v, const std::string& what, std::size_t at) {
     return static_cast<std::int32_t>(v);
 }
 
-double default_input_value(const graph_signature& sig, const tensor_spec& spec, std::int64_t head_width) {
-    const std::int64_t width = spec.default_scale_width > 0 ? spec.default_scale_width : head_width;
-    if (!spec.optional() || width <= 0)
-        throw input_error(sig.name + ": input '" + spec.name + "' has no default here" +
-                          (spec.optional() ? " (its default, 1/sqrt(E), needs the head width E of the call)" : ""));
-    return 1.0 / std::sqrt(static_cast<double>(width));
+std::vector<double> default_input_values(const graph_signature& sig, const tensor_spec& spec,
+                                         const RuntimeSizes& sizes) {
+    auto unknown = [&](const std::string& what) {
+        return input_error(sig.name + ": input '" + spec.name + "' has no default here (its default, " + what +
+                           ", needs that size of the call)");
+    };
+    switch (spec.when_missing) {
+        case default_rule::inverse_sqrt_head_width: {
+            const std::int64_t width = spec.default_scale_width > 0 ? spec.default_scale_width : sizes.head_width;
+            if (width <= 0) throw unknown("1/sqrt(E)");
+            return {1.0 / std::sqrt(static_cast<double>(width))};
+        }
+        case default_rule::constant:
+            return {spec.default_value};
+        case default_rule::alibi_slopes: {
+            const dim_spec& d = spec.dims.front();
+            const std::int64_t heads = d.role == dim_spec::axis::fixed ? d.size : sizes.heads;
+            if (heads <= 0) throw unknown("2^(-8(h+1)/H)");
+            std::vector<double> slopes(static_cast<std::size_t>(heads));
+            for (std::int64_t h = 0; h < heads; ++h)
+                slopes[static_cast<std::size_t>(h)] = std::exp2(-8.0 * static_cast<double>(h + 1) / double(heads));
+            return slopes;
+        }
+        default:
+            throw input_error(sig.name + ": input '" + spec.name + "' has no default here");
+    }
+}
+
+bool default_needs_sizes(const tensor_spec& spec) {
+    return spec.when_missing == default_rule::alibi_slopes;
 }
 
 void check_input_values(const graph_signature& sig, const tensor_spec& spec, const RuntimeSizes& sizes,
                         std::int64_t count, const std::function<double(std::int64_t)>& value) {
-    if (spec.optional())
+    if (spec.is_scale())
         for (std::int64_t i = 0; i < count; ++i)
             if (!std::isfinite(value(i)))
                 throw input_error(sig.name + ": input '" + spec.name + "' (the scores' scale) holds " +

@@ -78,6 +78,13 @@ void for_each_element(const nb::ndarray<nb::ro>& a, F&& f) {
 }
 
 template <class Array>
+std::vector<std::int64_t> strides_of(const Array& a) {
+    std::vector<std::int64_t> strides(a.ndim());
+    for (std::size_t d = 0; d < a.ndim(); ++d) strides[d] = static_cast<std::int64_t>(a.stride(d));
+    return strides;
+}
+
+template <class Array>
 bool c_contiguous(const Array& a) {
     std::int64_t expected = 1;
     for (std::size_t d = a.ndim(); d-- > 0;) {
@@ -154,10 +161,16 @@ BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& s
     const dsl::element_type expected = spec.dtype == dsl::element_type::float32 ? storage : spec.dtype;
     in.view.dtype = expected;
     const GivenType given = classify(in.array.dtype());
-    if (given == runtime::given_type_of(expected) && c_contiguous(in.array)) {
-        in.view.data = in.array.data();
-        in.zero_copy = true;
-        return in;
+    if (given == runtime::given_type_of(expected)) {
+        // In place: C-contiguous, or a strided view a kernel reads through its strides (a transposed torch tensor,
+        // an expanded mask), rows of the last axis contiguous.
+        std::vector<std::int64_t> strides = strides_of(in.array);
+        if (c_contiguous(in.array) || runtime::stride_problem(in.view.shape, strides, false).empty()) {
+            if (!c_contiguous(in.array)) in.view.strides = std::move(strides);
+            in.view.data = in.array.data();
+            in.zero_copy = true;
+            return in;
+        }
     }
 
     // Converted (or made contiguous) by the rules of docs/contract.md §4 (runtime/input_conversion.hpp).
@@ -221,11 +234,17 @@ runtime::OutputView borrow_output(nb::handle out, const std::vector<std::int64_t
     std::vector<std::int64_t> given_shape(keep.ndim());
     for (std::size_t d = 0; d < keep.ndim(); ++d) given_shape[d] = static_cast<std::int64_t>(keep.shape(d));
     const std::string given = given_name(keep.dtype()) + " " + dsl::shape_string(given_shape);
+    // C-contiguous, or a view written through its strides (a (B, Lq, H, E) tensor transposed to the result's
+    // (B, H, Lq, E)): rows of the last axis contiguous, no element twice.
+    std::vector<std::int64_t> strides = strides_of(keep);
+    const std::string problem = c_contiguous(keep) ? "" : runtime::stride_problem(shape, strides, true);
     if (keep.device_type() != nb::device::cpu::value || classify(keep.dtype()) != runtime::given_type_of(dtype) ||
-        given_shape != shape || !c_contiguous(keep))
-        throw input_error("out= of " + kernel_name + ": expected a C-contiguous CPU array " + expected + ", given " +
-                          given + (c_contiguous(keep) ? "" : " (not C-contiguous)"));
-    return {shape, dtype, keep.data()};
+        given_shape != shape || !problem.empty())
+        throw input_error("out= of " + kernel_name + ": expected a CPU array " + expected +
+                          " (C-contiguous, or a view with contiguous rows), given " + given +
+                          (problem.empty() ? "" : " (" + problem + ")"));
+    if (c_contiguous(keep)) strides.clear();
+    return {shape, dtype, keep.data(), std::move(strides)};
 }
 
 nb::object float64_array(const std::vector<std::int64_t>& shape, const std::vector<double>& values, bool torch) {

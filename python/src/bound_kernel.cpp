@@ -99,7 +99,13 @@ nb::object BoundKernel::call(const nb::kwargs& given, nb::handle out) const {
     const Inputs inputs = borrow_inputs(variant_, sig, given, storage_);
     for (const auto& [name, view] : inputs.views) {
         const std::vector<std::int64_t>& expected = input_shapes_.at(name);
-        if (view.shape != expected)
+        const auto& dims = std::find_if(sig.inputs.begin(), sig.inputs.end(), [&](const dsl::tensor_spec& s) {
+                               return s.name == name;
+                           })->dims;
+        bool fits = view.shape.size() == expected.size();
+        for (std::size_t d = 0; fits && d < expected.size(); ++d)
+            fits = view.shape[d] == expected[d] || (dims[d].broadcast && view.shape[d] == 1);
+        if (!fits)
             throw input_error("kernel " + std::string(kernel_->name) + " bound to " + sizes_text() + ": input '" + name +
                               "' must be " + dsl::shape_string(expected) + ", given " + dsl::shape_string(view.shape));
     }

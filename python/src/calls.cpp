@@ -58,8 +58,8 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
         }
         in.torch = in.torch || is_torch(value);
         arrays.emplace_back(spec, import_array(variant, *spec, value));
-        // A number (rank 0: a scale, a cap) is float32 in every kernel: it implies no storage type.
-        const bool stored = spec->dtype == dsl::element_type::float32 && !spec->dims.empty();
+        // A parameter (a scale, a cap, ALiBi's slopes) is float32 in every kernel: it implies no storage type.
+        const bool stored = spec->dtype == dsl::element_type::float32 && !spec->is_parameter();
         const dsl::element_type t = stored ? storage_implied_by(arrays.back().second) : dsl::element_type::float32;
         float_types.push_back(stored ? std::optional(t) : std::nullopt);
         for (const auto& other : float_types)
@@ -79,7 +79,7 @@ Inputs borrow_inputs(const std::string& variant, const dsl::graph_signature& sig
     in.storage = own ? own->first : storage.value_or(implied);
     if (own) in.input_types = own->second;
     for (auto& [spec, array] : arrays) {
-        const dsl::element_type type = spec->dims.empty() ? spec->dtype
+        const dsl::element_type type = spec->is_parameter() ? spec->dtype
                                        : own ? runtime::own_input_type(in.input_types, spec->name).value_or(in.storage)
                                              : in.storage;
         const BorrowedInput& held =

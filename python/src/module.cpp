@@ -25,7 +25,7 @@ nb::object shape_symbols(const dsl::tensor_spec& spec) {
         if (d.role == dsl::dim_spec::axis::fixed)
             dims.append(d.size);
         else
-            dims.append(d.role == dsl::dim_spec::axis::sequence ? "L" + d.sequence : d.symbol());
+            dims.append(d.role == dsl::dim_spec::axis::sequence ? "L" + d.sequence : d.own_symbol());
     }
     return nb::tuple(dims);
 }
@@ -33,6 +33,11 @@ nb::object shape_symbols(const dsl::tensor_spec& spec) {
 nb::dict tensor_description(const dsl::tensor_spec& spec) {
     nb::dict d;
     d["shape"] = shape_symbols(spec);
+    // The axes (by position) that may also be 1, read as if repeated (PyTorch's attn_mask over the batch, the heads).
+    nb::list broadcast;
+    for (std::size_t i = 0; i < spec.dims.size(); ++i)
+        if (spec.dims[i].broadcast) broadcast.append(i);
+    if (nb::len(broadcast)) d["broadcast"] = nb::tuple(broadcast);
     d["dtype"] = dsl::element_type_name(spec.dtype);
     if (spec.optional()) d["optional"] = true;  // a scale: 1/sqrt(E) where a call gives none
     return d;
@@ -75,7 +80,8 @@ nb::list kernels(const std::string& variant, const std::string& result, const st
 }
 
 nb::object run(const std::string& variant, const std::optional<int>& threads, const std::string& result,
-               const std::optional<std::string>& dtype, const std::string& engine_name, const nb::kwargs& given) {
+               const std::optional<std::string>& dtype, const std::string& engine_name, nb::handle out_given,
+               const nb::kwargs& given) {
     const runtime::Engine engine = runtime::parse_engine(engine_name);
     const dsl::graph_signature& sig = runtime::signature_of(variant);
     const std::optional<dsl::element_type> asked = storage_asked(dtype);
@@ -88,11 +94,20 @@ nb::object run(const std::string& variant, const std::optional<int>& threads, co
     for (const auto& [name, view] : inputs.views) shapes.emplace(name, view.shape);
     const dsl::RuntimeSizes sizes = dsl::check_shapes(sig, shapes);
     if (engine == runtime::Engine::interpreter) {
+        if (!out_given.is_none())
+            throw input_error(variant + ": out= is for the kernel engine (the interpreter's result is float64)");
         // The spec, in float64, on the inputs as the kernel of that storage type would read them.
         const interp::Tensor r = runtime::interpret(variant, runtime::copies_of(inputs.views), result);
         return float64_array(r.shape, r.data, inputs.torch);
     }
     const runtime::KernelEntry& k = runtime::select_kernel(variant, sizes, result, options.dtype, inputs.input_types);
+    if (!out_given.is_none()) {  // the caller's memory, e.g. (B, Lq, H, E) seen as (B, H, Lq, E)
+        nb::ndarray<> keep;
+        const runtime::OutputView view = borrow_output(out_given, sizes.shape_of(k.result_spec()),
+                                                       runtime::result_dtype(k), std::string(k.name), keep);
+        call_kernel(k, inputs, view, options);
+        return nb::borrow(out_given);
+    }
     ResultArray out(sizes.shape_of(k.result_spec()), runtime::result_dtype(k), inputs.torch);
     call_kernel(k, inputs, out.output(), options);
     return out.release();
@@ -136,14 +151,17 @@ NB_MODULE(_native, m) {
           "in types of their own, 'k=bf16 v=bf16': run() picks those kernels for inputs given in those types).");
 
     m.def("run", &run, "variant"_a, nb::kw_only(), "threads"_a = nb::none(), "result"_a = "output",
-          "dtype"_a = nb::none(), "engine"_a = "kernel", "inputs"_a,
+          "dtype"_a = nb::none(), "engine"_a = "kernel", "out"_a = nb::none(), "inputs"_a,
           nb::sig("def run(variant: str, *, threads: int | None = None, result: str = 'output', "
-                  "dtype: str | None = None, engine: str = 'kernel', **inputs: object) -> object"),
+                  "dtype: str | None = None, engine: str = 'kernel', out: object | None = None, "
+                  "**inputs: object) -> object"),
           R"(Runs a variant on keyword-argument inputs and returns its result.
 
 inputs: one array per input of the variant (attnforge.signature(variant)['inputs']): NumPy arrays,
-    torch tensors, or anything with __dlpack__ or the buffer protocol, in CPU memory. C-contiguous
-    inputs of the kernel's element type are read in place, without a copy; others are converted as the
+    torch tensors, or anything with __dlpack__ or the buffer protocol, in CPU memory. Inputs of the
+    kernel's element type are read in place, without a copy, when C-contiguous or a strided view whose
+    last axis is contiguous (a transposed (B, L, H, E) tensor as (B, H, L, E), an expanded mask); others
+    are converted as the
     CLI converts .npy files (float64 -> float32 with a warning, uint8 masks, int64 or whole-number float
     index inputs, float32 -> bf16/fp16 rounded to nearest even).
 threads: threads for this call (None: attnforge.set_default_threads, else one per core).
@@ -152,6 +170,9 @@ dtype: the kernels' storage type, 'float32', 'bf16' or 'fp16'; None: bf16 for to
     fp16 for float16 ones, else float32.
 engine: 'kernel' (the generated kernel the rule picks) or 'interpreter' (the float64 reference, the
     spec kernels are validated against; its result is float64).
+out: where the kernel writes the result (then returned): an array of its shape and element type, C-contiguous
+    or a view whose last axis is contiguous, e.g. torch.empty(B, Lq, H, E).transpose(1, 2) for a result in
+    the (B, Lq, H, E) layout transformers wants.
 
 Returns a NumPy array, or a torch tensor when any input is one (a bf16 result goes to NumPy as float32).
 The GIL is released while the kernel runs. Bad inputs raise ValueError with the CLI's message.)");
@@ -175,26 +196,35 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
           "Threads every call uses unless it says otherwise (0: one per core).");
 
     nb::class_<BoundKernel>(m, "Kernel", R"(A kernel bound to its sizes by attnforge.kernel(); call it with the inputs
-(keyword arguments, as run()) and optionally out=, a C-contiguous array of output_shape and the result's
+(keyword arguments, as run()) and optionally out=, an array of output_shape and the result's
 element type that the kernel writes into (and returns).)")
-        .def("__call__", [](const BoundKernel& k, nb::handle out, const nb::kwargs& inputs) { return k.call(inputs, out); },
-             nb::kw_only(), "out"_a = nb::none(), "inputs"_a,
-             nb::sig("def __call__(self, *, out: object | None = None, **inputs: object) -> object"),
-             "Runs the kernel on these inputs (shapes as input_shapes), into out= when given.")
-        .def_prop_ro("name", [](const BoundKernel& k) { return std::string(k.entry().name); }, "The kernel's name.")
+        .def(
+            "__call__",
+            [](const BoundKernel& k, nb::handle out, const nb::kwargs& inputs) { return k.call(inputs, out); },
+            nb::kw_only(), "out"_a = nb::none(), "inputs"_a,
+            nb::sig("def __call__(self, *, out: object | None = None, **inputs: object) -> object"),
+            "Runs the kernel on these inputs (shapes as input_shapes), into out= when given.")
+        .def_prop_ro(
+            "name", [](const BoundKernel& k) { return std::string(k.entry().name); }, "The kernel's name.")
         .def_prop_ro("variant", [](const BoundKernel& k) { return std::string(k.entry().variant); })
         .def_prop_ro("result", [](const BoundKernel& k) { return std::string(k.entry().result); })
-        .def_prop_ro("dtype", [](const BoundKernel& k) { return std::string(k.entry().storage); },
-                     "Its storage type: float32, bf16 or fp16.")
+        .def_prop_ro(
+            "dtype", [](const BoundKernel& k) { return std::string(k.entry().storage); },
+            "Its storage type: float32, bf16 or fp16.")
         .def_prop_ro("strategy", [](const BoundKernel& k) { return std::string(k.entry().strategy); })
         .def_prop_ro("size_class", [](const BoundKernel& k) { return std::string(k.entry().size_class); })
-        .def_prop_ro("input_shapes", [](const BoundKernel& k) {
+        .def_prop_ro(
+            "input_shapes",
+            [](const BoundKernel& k) {
                 nb::dict d;
                 for (const auto& [name, shape] : k.input_shapes()) d[name.c_str()] = nb::tuple(nb::cast(shape));
                 return d;
-            }, nb::sig("def input_shapes(self) -> dict[str, tuple[int, ...]]"), "Each input's shape under the bound sizes.")
-        .def_prop_ro("output_shape", [](const BoundKernel& k) { return nb::tuple(nb::cast(k.output_shape())); },
-                     nb::sig("def output_shape(self) -> tuple[int, ...]"), "The result's shape.")
+            },
+            nb::sig("def input_shapes(self) -> dict[str, tuple[int, ...]]"),
+            "Each input's shape under the bound sizes.")
+        .def_prop_ro(
+            "output_shape", [](const BoundKernel& k) { return nb::tuple(nb::cast(k.output_shape())); },
+            nb::sig("def output_shape(self) -> tuple[int, ...]"), "The result's shape.")
         .def("__repr__", [](const BoundKernel& k) {
             return "attnforge.Kernel(" + std::string(k.entry().name) + ", " + k.sizes_text() + ")";
         });

@@ -47,10 +47,11 @@ void evaluate_into(const KernelEntry& k, const ViewMap& inputs, const OutputView
     const interp::Tensor r = interpret(k.variant, copies_of(inputs), k.result);
     for (std::size_t i = 0; i < r.data.size(); ++i) {
         const auto v = static_cast<float>(r.data[i]);
+        const auto at = static_cast<std::size_t>(strided_offset(out.shape, out.strides, static_cast<std::int64_t>(i)));
         if (out.dtype == dsl::element_type::float32)
-            static_cast<float*>(out.data)[i] = v;
+            static_cast<float*>(out.data)[at] = v;
         else
-            static_cast<std::uint16_t*>(out.data)[i] =
+            static_cast<std::uint16_t*>(out.data)[at] =
                 out.dtype == dsl::element_type::bfloat16 ? bf16_from_float(v) : fp16_from_float(v);
     }
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <shared_mutex>
@@ -137,6 +138,8 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
                 (expected == spec.dtype ? "" : " (its type in kernel " + std::string(k.name) + ")") +
                 ", given " + dsl::element_type_name(t.dtype));
         check_addressable(k, "input '" + spec.name + "'", t.shape, static_cast<std::int64_t>(t.item_bytes()));
+        if (const std::string problem = stride_problem(t.shape, t.strides, false); !problem.empty())
+            throw input_error(std::string(k.variant) + ": input '" + spec.name + "' is a strided view with " + problem);
         dsl::check_input_values(sig, spec, sizes, t.element_count(),
                                 [&](std::int64_t i) { return t.value(static_cast<std::size_t>(i)); });
     }
@@ -170,8 +173,8 @@ std::vector<const KernelEntry*> kernels_for(std::string_view variant, std::strin
 }
 
 dsl::element_type input_dtype(const KernelEntry& k, const dsl::tensor_spec& spec) {
-    // Numbers (rank 0: a scale, a cap) are float32 in every kernel: parameters, not stored tensors.
-    if (spec.dtype != dsl::element_type::float32 || spec.dims.empty()) return spec.dtype;
+    // Parameters (a scale, a cap, ALiBi's slopes) are float32 in every kernel, not stored tensors.
+    if (spec.dtype != dsl::element_type::float32 || spec.is_parameter()) return spec.dtype;
     return own_input_type(k.input_types, spec.name).value_or(storage_type_named(k.storage));
 }
 
@@ -310,23 +313,46 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);
     std::vector<void*> args;
-    // Optional inputs the call did not give (a scale): their default, a float32 of this call, 1/√E of the kernel's
-    // E (a kernel serves one width). The record of the call's addresses leaves them out (nullptr).
-    std::vector<float> defaults(sig.inputs.size());
+    // Optional inputs the call did not give (a scale, a window, ALiBi's slopes): their default, made for this call
+    // in the input's type (a scale 1/√E of the kernel's E: a kernel serves one width; slopes for the call's H). The
+    // record of the call's addresses leaves them out (nullptr).
+    std::vector<std::vector<std::int32_t>> defaults(sig.inputs.size());  // float32 or int32 values, 4 bytes each
+    dsl::RuntimeSizes default_sizes;
+    default_sizes.head_width = k.head_width;
     last_call.kernel = &k;
     last_call.hosts.resize(buffers.size());
     for (std::size_t i = 0; i < sig.inputs.size(); ++i) {
         const auto given = inputs.find(sig.inputs[i].name);
         if (given == inputs.end()) {
-            defaults[i] = static_cast<float>(dsl::default_input_value(sig, sig.inputs[i], k.head_width));
-            buffers[i] = describe(&defaults[i], dsl::element_type::float32, {}, dims[i]);
+            const dsl::tensor_spec& spec = sig.inputs[i];
+            if (dsl::default_needs_sizes(spec)) {
+                dsl::ShapeMap shapes;
+                for (const auto& [name, t] : inputs) shapes.emplace(name, t.shape);
+                default_sizes = dsl::check_shapes(sig, shapes);
+                if (k.head_width) default_sizes.head_width = k.head_width;
+            }
+            const std::vector<double> values = dsl::default_input_values(sig, spec, default_sizes);
+            std::vector<std::int32_t>& held = defaults[i];
+            held.resize(values.size());
+            for (std::size_t j = 0; j < values.size(); ++j) {
+                const float f = static_cast<float>(values[j]);
+                if (spec.dtype == dsl::element_type::int32)
+                    held[j] = static_cast<std::int32_t>(values[j]);
+                else
+                    std::memcpy(&held[j], &f, sizeof f);
+            }
+            const std::vector<std::int64_t> shape = spec.dims.empty()
+                                                        ? std::vector<std::int64_t>{}
+                                                        : std::vector<std::int64_t>{std::int64_t(values.size())};
+            buffers[i] = describe(held.data(), spec.dtype, shape, dims[i]);
         } else {
-            buffers[i] = describe(given->second.data, given->second.dtype, given->second.shape, dims[i]);
+            buffers[i] =
+                describe(given->second.data, given->second.dtype, given->second.shape, dims[i], given->second.strides);
         }
         last_call.hosts[i] = given == inputs.end() ? nullptr : buffers[i].host;
         args.push_back(&buffers[i]);
     }
-    buffers.back() = describe(out.data, out.dtype, out.shape, dims.back());
+    buffers.back() = describe(out.data, out.dtype, out.shape, dims.back(), out.strides);
     args.push_back(&buffers.back());
     last_call.hosts.back() = buffers.back().host;
 
@@ -409,6 +435,8 @@ void run_kernel_into(const KernelEntry& k, const ViewMap& inputs, const OutputVi
         throw input_error("output of " + std::string(k.name) + ": expected " + dsl::element_type_name(dtype) + " " +
                           dsl::shape_string(expected) + ", given " + dsl::element_type_name(out.dtype) + " " +
                           dsl::shape_string(out.shape));
+    if (const std::string problem = stride_problem(out.shape, out.strides, true); !problem.empty())
+        throw input_error("output of " + std::string(k.name) + ": a strided view with " + problem);
     call_kernel(k, inputs, out, options);
 }
 

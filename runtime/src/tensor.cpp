@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace attnforge::runtime {
 
@@ -102,7 +103,14 @@ Tensor copy_of(const TensorView& v) {
     const auto n = static_cast<std::size_t>(v.element_count());
     auto copy = [&](auto& values) {
         values.resize(n);
-        if (n) std::memcpy(values.data(), v.data, n * sizeof(values[0]));
+        using T = std::remove_reference_t<decltype(values[0])>;
+        if (v.strides.empty()) {
+            if (n) std::memcpy(values.data(), v.data, n * sizeof(T));
+        } else {  // a strided view: element by element, in row-major order
+            for (std::size_t i = 0; i < n; ++i)
+                values[i] =
+                    static_cast<const T*>(v.data)[strided_offset(v.shape, v.strides, static_cast<std::int64_t>(i))];
+        }
     };
     switch (v.dtype) {
         case dsl::element_type::boolean:
@@ -122,17 +130,26 @@ TensorMap copies_of(const ViewMap& views) {
     return out;
 }
 
-// Numbers (rank-0 inputs: a scale, a cap) stay as they are: parameters, float32 or int32 in every kernel.
-TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage) {
-    TensorMap out;
-    for (const auto& [name, t] : tensors) out.emplace(name, t.shape.empty() ? t : to_storage(t, storage));
-    return out;
+namespace {
+// Parameters (a scale, a cap, ALiBi's slopes) stay as they are: float32 or int32 in every kernel.
+bool is_parameter(const dsl::graph_signature& signature, const std::string& name, const Tensor& t) {
+    for (const auto& spec : signature.inputs)
+        if (spec.name == name) return spec.is_parameter();
+    return t.shape.empty();
+}
+}  // namespace
+
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, const dsl::graph_signature& signature) {
+    return to_storage(tensors, storage, "", signature);
 }
 
-TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types) {
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types,
+                     const dsl::graph_signature& signature) {
     TensorMap out;
     for (const auto& [name, t] : tensors)
-        out.emplace(name, t.shape.empty() ? t : to_storage(t, own_input_type(input_types, name).value_or(storage)));
+        out.emplace(name, is_parameter(signature, name, t)
+                              ? t
+                              : to_storage(t, own_input_type(input_types, name).value_or(storage)));
     return out;
 }
 

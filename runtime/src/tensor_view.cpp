@@ -3,6 +3,9 @@
 #include <attnforge/runtime/storage_types.hpp>
 #include <attnforge/runtime/tensor_view.hpp>
 
+#include <algorithm>
+#include <string>
+
 namespace attnforge::runtime {
 
 double value_at(dsl::element_type dtype, const void* data, std::size_t i) {
@@ -36,7 +39,49 @@ std::size_t TensorView::item_bytes() const {
 }
 
 double TensorView::value(std::size_t i) const {
-    return value_at(dtype, data, i);
+    if (strides.empty()) return value_at(dtype, data, i);
+    return value_at(dtype, data,
+                    static_cast<std::size_t>(strided_offset(shape, strides, static_cast<std::int64_t>(i))));
+}
+
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape) {
+    std::vector<std::int64_t> strides(shape.size());
+    std::int64_t stride = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        strides[d] = stride;
+        stride *= std::max<std::int64_t>(shape[d], 1);
+    }
+    return strides;
+}
+
+std::int64_t strided_offset(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides,
+                            std::int64_t i) {
+    if (strides.empty()) return i;
+    std::int64_t offset = 0;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        const std::int64_t n = std::max<std::int64_t>(shape[d], 1);
+        offset += (i % n) * strides[d];
+        i /= n;
+    }
+    return offset;
+}
+
+std::string stride_problem(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides,
+                           bool written) {
+    if (strides.empty()) return {};
+    if (strides.size() != shape.size())
+        return std::to_string(strides.size()) + " strides for " + std::to_string(shape.size()) + " axes";
+    std::int64_t farthest = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (strides[d] < 0) return "a negative stride (" + std::to_string(strides[d]) + ")";
+        if (written && strides[d] == 0 && shape[d] > 1) return "a stride of 0 in a result (its elements would overlap)";
+        if (shape[d] > 0) farthest += (shape[d] - 1) * strides[d];
+    }
+    if (!shape.empty() && shape.back() > 1 && strides.back() != 1)
+        return "the last axis's stride is " + std::to_string(strides.back()) + ", not 1 (a row must be contiguous)";
+    if (farthest > 2147483647)
+        return "its elements span more than 2^31 - 1 elements (a kernel indexes with 32-bit integers)";
+    return {};
 }
 
 }  // namespace attnforge::runtime

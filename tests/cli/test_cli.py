@@ -21,6 +21,9 @@ import numpy as np
 
 ATTNFORGE = None
 LENGTHS = {"x": 5, "memory": 7, "q": 6, "kv": 9, "tokens": 8}  # by sequence tag; Lq != Lk where a variant allows it
+# The head widths this build made for sdpa, sdpa_causal and decode (its -DATTNFORGE_HEAD_WIDTHS; default: the contract's).
+HEAD_WIDTHS = sorted(int(w) for w in os.environ.get("ATTNFORGE_BUILD_HEAD_WIDTHS", "").split(",") if w) or [
+    64, 80, 96, 128, 256]
 
 
 def attnforge(*args):
@@ -31,7 +34,7 @@ def shape_of(symbol, batch=2, heads=3, kv_heads=1, head_width=64):
     """Hkv = 1 (MQA) where a variant's key/value head count is run-time: every query head reads the one."""
     dims = []
     for part in symbol.strip("()").split(","):
-        part = part.strip()
+        part = part.strip().removesuffix(" or 1")  # a mask's broadcast axis: given whole here
         if part == "B":
             dims.append(batch)
         elif part == "H":
@@ -55,6 +58,10 @@ def write_inputs(variant, directory, rng):
             value = np.sort(rng.integers(0, 3, shape), axis=1).astype(np.int32)  # document ids, in runs
         elif spec["name"] == "kv_length":  # a cache's valid lengths, at most its size L[kv]
             value = rng.integers(0, LENGTHS["kv"] + 1, shape).astype(np.int32)
+        elif spec["shape"] == "()" and spec["dtype"] == "int32":  # a window, given (a call may leave it out)
+            value = np.array(3, np.int32)
+        elif spec["name"] == "cap":  # a soft-cap: positive, small enough to cap
+            value = np.array(2.5, np.float32)
         elif spec["shape"] == "(B)":
             # prefix lengths, as float32 holding whole numbers (accepted for index inputs, contract §4)
             value = rng.integers(0, max(LENGTHS.values()) + 1, shape).astype(np.float32)
@@ -84,7 +91,7 @@ class ListTest(unittest.TestCase):
         self.assertEqual(variants["sdpa"]["output"]["shape"], "(B, H, L[q], E)")
         # The head widths of the contract's models, each with its own kernels.
         for name in ["sdpa", "sdpa_causal", "decode"]:
-            self.assertEqual({k["head_width"] for k in variants[name]["kernels"]}, {64, 80, 96, 128, 256})
+            self.assertEqual({k["head_width"] for k in variants[name]["kernels"]}, set(HEAD_WIDTHS))
 
     def test_text_names_strategy_sizes_and_target(self):
         r = attnforge("list")
@@ -237,7 +244,8 @@ class ErrorTest(unittest.TestCase):
             np.save(os.path.join(self.d, f"{n}48.npy"), np.zeros((1, 2, 5, 48), np.float32))
         args = ["run", "sdpa", *self.inputs(**{n: os.path.join(self.d, f"{n}48.npy") for n in "qkv"})]
         self.assert_rejected([*args, "--output", self.out], "no float32 kernel for its output at head width E=48",
-                             "this build made E = 64, 80, 96, 128, 256", "-DATTNFORGE_HEAD_WIDTHS=64,80,96,128,256,48")
+                             "this build made E = " + ", ".join(map(str, HEAD_WIDTHS)),
+                             "-DATTNFORGE_HEAD_WIDTHS=" + ",".join(map(str, HEAD_WIDTHS + [48])))
         r = attnforge(*args, "--engine", "interpreter", "--output", self.out)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(np.load(self.out).shape, (1, 2, 5, 48))

@@ -32,7 +32,7 @@ def lowered(generator, out, variant):
     out.mkdir(parents=True, exist_ok=True)
     args = [generator, "-n", variant, "-d", "0", "-g", "attnforge_attention", "-f", variant, "-e", "stmt",
             "-o", str(out), "target=host-no_runtime", f"variant={variant}", "result=output", "strategy=streaming"]
-    if variant in ("sdpa", "sdpa_causal", "decode"):
+    if variant in ("sdpa", "sdpa_causal", "decode", "sliding_window_attention"):
         args.append("head_width=64")  # their E is run-time: a kernel is generated per width
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:

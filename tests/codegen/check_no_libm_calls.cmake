@@ -1,10 +1,14 @@
 # Generates one kernel's assembly with the build's generator (as the build does, for the host) and
 # fails if it calls a C math library routine: every transcendental of a score modifier must be
 # straight-line vector code (codegen/.../lower/vector_math.hpp), never a call per score.
-# -DGENERATOR=... -DVARIANT=... -DSTRATEGY=... -DOUT=<folder>
+# -DGENERATOR=... -DVARIANT=... -DSTRATEGY=... -DHEAD_WIDTH=<E of a run-time-E variant's kernel, else 0> -DOUT=<folder>
 file(MAKE_DIRECTORY ${OUT})
+set(width "")
+if(HEAD_WIDTH)
+  set(width "head_width=${HEAD_WIDTH}")
+endif()
 execute_process(COMMAND ${GENERATOR} -n k -d 0 -g attnforge_attention -f k -e assembly -o ${OUT}
-                        target=host-no_runtime variant=${VARIANT} result=output strategy=${STRATEGY}
+                        target=host-no_runtime variant=${VARIANT} result=output strategy=${STRATEGY} ${width}
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "generating ${VARIANT} (${STRATEGY}) failed: ${err}")

@@ -21,11 +21,12 @@ static_assert(std::is_same_v<decltype(v::sdpa)::output_kind,
                              dsl::heads_kind<"q", dsl::runtime_heads, dsl::runtime_head_width, true>>);
 static_assert(std::is_same_v<decltype(v::cross_attention)::output_kind, dsl::activation_kind<"x", 512, true>>);
 static_assert(std::is_same_v<decltype(v::seed_attention)::output_kind, dsl::activation_kind<"x", 3, false>>);
-static_assert(std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", 8, 64, true>>);
+static_assert(
+    std::is_same_v<decltype(v::alibi_attention)::output_kind, dsl::heads_kind<"q", dsl::runtime_heads, 64, true>>);
 static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width ==
               64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
-static_assert(decltype(hana::size(dsl::builtin_variants))::value == 26);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 30);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
 static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
@@ -132,6 +133,30 @@ BOOST_AUTO_TEST_CASE(lambdas_are_captured_as_expressions) {
     BOOST_TEST(ex::to_string(prefix_lm.expr) == "((kv_idx <= q_idx) || (kv_idx < 4))");
 }
 
+BOOST_AUTO_TEST_CASE(built_in_parameters_default_to_their_former_constants) {
+    // sliding_window_attention's window, softcap_attention's cap and alibi_attention's slopes are run-time inputs a
+    // call may leave out: 128, 20 and 2^(-8(h+1)/H) for the call's H.
+    auto spec_of = [](const dsl::graph_signature& sig, std::string_view name) {
+        return *std::find_if(sig.inputs.begin(), sig.inputs.end(), [&](const auto& in) { return in.name == name; });
+    };
+    const auto window = spec_of(dsl::signature(v::sliding_window_attention), "window");
+    BOOST_TEST(window.optional());
+    BOOST_TEST((window.dtype == dsl::element_type::int32));
+    BOOST_TEST(dsl::default_input_values(dsl::signature(v::sliding_window_attention), window, {}) ==
+               std::vector<double>{128});
+    const auto cap = spec_of(dsl::signature(v::softcap_attention), "cap");
+    BOOST_TEST((cap.dtype == dsl::element_type::float32));
+    BOOST_TEST(dsl::default_input_values(dsl::signature(v::softcap_attention), cap, {}) == std::vector<double>{20});
+    const auto sig = dsl::signature(v::alibi_attention);
+    const auto slopes = spec_of(sig, "slopes");
+    BOOST_TEST(slopes.shape_symbol() == "(H)");
+    dsl::RuntimeSizes sizes;
+    sizes.heads = 4;
+    BOOST_TEST(dsl::default_input_values(sig, slopes, sizes) ==
+               (std::vector<double>{0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256}));
+    BOOST_CHECK_THROW(dsl::default_input_values(sig, slopes, {}), attnforge::input_error);  // H not known
+}
+
 BOOST_AUTO_TEST_CASE(scale_defaults_to_one_over_sqrt_e) {
     // sdpa's scale is a run-time input, optional: 1/√E of the call's E where none is given.
     const auto& s = v::sdpa.output.probabilities.scores;
@@ -142,10 +167,12 @@ BOOST_AUTO_TEST_CASE(scale_defaults_to_one_over_sqrt_e) {
     BOOST_REQUIRE(scale != sig.inputs.end());
     BOOST_TEST(scale->optional());
     BOOST_TEST(scale->dims.empty());
-    BOOST_TEST(dsl::default_input_value(sig, *scale, 256) == 0.0625);
-    BOOST_CHECK_THROW(dsl::default_input_value(sig, *scale, -1), attnforge::input_error);  // E not known
+    dsl::RuntimeSizes sizes;
+    sizes.head_width = 256;
+    BOOST_TEST(dsl::default_input_values(sig, *scale, sizes) == std::vector<double>{0.0625});
+    BOOST_CHECK_THROW(dsl::default_input_values(sig, *scale, {}), attnforge::input_error);  // E not known
     BOOST_TEST(!sig.inputs.front().optional());
-    BOOST_CHECK_THROW(dsl::default_input_value(sig, sig.inputs.front(), 256), attnforge::input_error);
+    BOOST_CHECK_THROW(dsl::default_input_values(sig, sig.inputs.front(), sizes), attnforge::input_error);
     BOOST_TEST(dsl::score(v::q64, v::k64).effective_scale() == 0.125);
     BOOST_TEST(dsl::score(v::sdpa_q, v::sdpa_k, 0.5).effective_scale() == 0.5);
 }

@@ -59,8 +59,9 @@ def softmax_rows(s):
     return np.where(z > 0, e / np.where(z > 0, z, 1.0), 0.0)
 
 
-def attend(q, k, v, allowed=None, modifier=None, scale=None):
-    """q (B, Hq, Lq, E), k/v (B, Hkv, Lk, E); allowed (B or 1, Hq or 1, Lq, Lk) bool."""
+def attend(q, k, v, allowed=None, modifier=None, scale=None, bias=None):
+    """q (B, Hq, Lq, E), k/v (B, Hkv, Lk, E); allowed (B or 1, Hq or 1, Lq, Lk) bool; bias the same shapes, float,
+    added to the scaled scores (PyTorch's float attn_mask, -inf removing the pair)."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     hq, hkv = q.shape[1], k.shape[1]
     k = np.repeat(k, hq // hkv, axis=1)  # query head h reads kv head h // (Hq/Hkv)
@@ -70,6 +71,8 @@ def attend(q, k, v, allowed=None, modifier=None, scale=None):
     if modifier is not None:
         b, h, i, j = np.meshgrid(*(np.arange(n) for n in s.shape), indexing="ij")
         s = modifier(s, b, h, i, j)
+    if bias is not None:
+        s = s + np.asarray(bias, np.float64)
     if allowed is not None:
         s = np.where(allowed, s, -np.inf)
     p = softmax_rows(s)
@@ -203,23 +206,31 @@ def case_self_attention_layer(b, l, with_positions=False, gamma_times=None):
     return inputs, shared, h + y, p
 
 
-def case_sliding_window(b, h, l, window=128):
+# The window, the slopes and the cap: the variant's default where `given` is False, else inputs of the case.
+def case_sliding_window(b, h, l, window=128, given=False):
     t = sdpa_inputs(b, h, l, l)
     i, j = np.arange(l)[:, None], np.arange(l)[None, :]
     o, p = attend(t["q"], t["k"], t["v"], (i >= j) & (i - j <= window))
+    if given:
+        t["window"] = np.array(window, dtype=np.int32)
     return t, {}, o, p
 
 
-def case_alibi(b, lq, lk):
-    t = sdpa_inputs(b, 8, lq, lk)
-    slopes = 2.0 ** (-8.0 * (np.arange(8) + 1) / 8)
-    o, p = attend(t["q"], t["k"], t["v"], modifier=lambda s, b_, h, i, j: s - slopes[h] * np.abs(i - j))
+def case_alibi(b, lq, lk, h=8, slopes=None):
+    t = sdpa_inputs(b, h, lq, lk)
+    given = slopes is not None
+    slopes = np.asarray(slopes, np.float32) if given else 2.0 ** (-8.0 * (np.arange(h) + 1) / h)
+    o, p = attend(t["q"], t["k"], t["v"], modifier=lambda s, b_, hh, i, j: s - slopes[hh].astype(np.float64) * np.abs(i - j))
+    if given:
+        t["slopes"] = slopes
     return t, {}, o, p
 
 
-def case_softcap(b, h, lq, lk, cap=20.0):
+def case_softcap(b, h, lq, lk, cap=20.0, given=False):
     t = sdpa_inputs(b, h, lq, lk, qscale=4)  # large scores, so that the cap matters
     o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk), modifier=lambda s, *_: cap * np.tanh(s / cap))
+    if given:
+        t["cap"] = np.array(cap, dtype=np.float32)
     return t, {}, o, p
 
 
@@ -422,13 +433,63 @@ GROUPED_HEADS_CASES = {
 }
 
 
+# PyTorch's attn_mask (contract §1): (B or 1, H or 1, Lq, Lk), bool or float (added), broadcast by NumPy here as by
+# torch; alone, with causal (top-left) and over a cache (bottom-right). After the cases above (their random inputs).
+def case_torch_mask(b, h, lq, lk, mask_batch, mask_heads, hkv=None, additive=False, is_causal=False, kv_length=None):
+    t = sdpa_inputs(b, h, lq, lk, hkv=hkv)
+    shape = (mask_batch, mask_heads, lq, lk)
+    if additive:
+        mask = (rng.uniform(-3, 3, shape)).astype(np.float32)
+        mask[rng.random(shape) < 0.3] = -np.inf
+        mask[0, 0, min(1, lq - 1), :] = -np.inf  # one row with no key: zeros
+        o, p = attend(t["q"], t["k"], t["v"], bias=mask)
+    else:
+        mask = rng.random(shape) < 0.7
+        mask[0, 0, min(1, lq - 1), :] = False
+        allowed = mask
+        if is_causal:
+            allowed = allowed & causal(lq, lk)
+        if kv_length is not None:
+            allowed = allowed & decode_allowed(kv_length, lq, lk)
+        o, p = attend(t["q"], t["k"], t["v"], allowed)
+    t["attn_mask"] = mask
+    if kv_length is not None:
+        t["kv_length"] = np.array(kv_length, dtype=np.int32)
+    return t, {}, o, p
+
+
+TORCH_MASK_CASES = {
+    "sdpa_masked": {"B2_H3_Lq5_Lk7_mask_1_H": lambda: case_torch_mask(2, 3, 5, 7, 1, 3),
+                    "B2_H4_Hkv2_Lq6_Lk9_mask_B_1": lambda: case_torch_mask(2, 4, 6, 9, 2, 1, hkv=2)},
+    "sdpa_additive": {"B2_H2_Lq5_Lk8_mask_1_1": lambda: case_torch_mask(2, 2, 5, 8, 1, 1, additive=True),
+                      "B1_H3_Hkv1_Lq4_Lk6_mask_B_H": lambda: case_torch_mask(1, 3, 4, 6, 1, 3, hkv=1, additive=True)},
+    "sdpa_causal_masked": {"B2_H2_L6_mask_B_1": lambda: case_torch_mask(2, 2, 6, 6, 2, 1, is_causal=True),
+                           "B1_H3_Hkv1_Lq5_Lk8_mask_1_H": lambda: case_torch_mask(1, 3, 5, 8, 1, 3, hkv=1,
+                                                                                  is_causal=True)},
+    "decode_masked": {"B2_H4_Hkv2_Lq3_L12_mask_B_1": lambda: case_torch_mask(2, 4, 3, 12, 2, 1, hkv=2,
+                                                                               kv_length=[12, 5]),
+                      "B1_H2_Lq1_L9_mask_1_1": lambda: case_torch_mask(1, 2, 1, 9, 1, 1, kv_length=[7])},
+}
+# Built-in parameters a call gives (contract §2: the window, the cap, ALiBi's slopes at run time).
+RUN_TIME_PARAMETER_CASES = {
+    "sliding_window_attention": {"B2_H3_L20_window_5": lambda: case_sliding_window(2, 3, 20, window=5, given=True)},
+    "softcap_attention": {"B1_H2_L9_cap_3.5": lambda: case_softcap(1, 2, 9, 9, cap=3.5, given=True)},
+    "alibi_attention": {"B2_H3_Lq5_Lk7_slopes": lambda: case_alibi(2, 5, 7, h=3, slopes=[0.5, 0.125, 2.0])},
+}
+for variant, extra in (("sdpa_masked", {}), ("sdpa_additive", {"additive": True}),
+                       ("sdpa_causal_masked", {"is_causal": True}), ("decode_masked", {"kv_length": [40, 17]})):
+    TORCH_MASK_CASES[variant]["B2_H2_L40_mask_B_1_large_logits"] = large_logits(
+        75, lambda extra=extra: case_torch_mask(2, 2, 40, 40, 2, 1, **extra))
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(os.path.join(OUT, "weights512"))
     for name, w in W512.items():
         np.save(os.path.join(OUT, "weights512", f"{name}.npy"), w)
     every_case = ([(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items()) +
-                  list(GROUPED_HEADS_CASES.items()))
+                  list(GROUPED_HEADS_CASES.items()) + list(TORCH_MASK_CASES.items()) +
+                  list(RUN_TIME_PARAMETER_CASES.items()))
     for variant, cases in every_case:
         for case, make in cases.items():
             d = os.path.join(OUT, variant, case)

@@ -89,7 +89,8 @@ BOOST_AUTO_TEST_CASE(cache_past_its_length) {
                     runtime::TensorMap inputs = attnforge::testing::synthetic_inputs(k->signature(), sizes, {});
                     set_int32(inputs.at("kv_length"), [&](std::int64_t b) { return lengths[static_cast<std::size_t>(b)]; });
                     const auto storage = runtime::storage_type_named(dtype);
-                    const runtime::Tensor clean = runtime::to_float32(runtime::run_kernel(*k, runtime::to_storage(inputs, storage)));
+                    const runtime::Tensor clean = runtime::to_float32(
+                        runtime::run_kernel(*k, runtime::to_storage(inputs, storage, k->signature())));
                     for (const char* cache : {"k", "v"}) {
                         runtime::Tensor& t = inputs.at(cache);  // (B, Hkv, Lmax, E)
                         const std::int64_t heads = t.shape[1], width = t.shape[3];
@@ -99,7 +100,8 @@ BOOST_AUTO_TEST_CASE(cache_past_its_length) {
                                     for (std::int64_t e = 0; e < width; ++e)
                                         t.f32[static_cast<std::size_t>(((b * heads + h) * Lmax + j) * width + e)] = nan_value;
                     }
-                    const runtime::Tensor probed = runtime::to_float32(runtime::run_kernel(*k, runtime::to_storage(inputs, storage)));
+                    const runtime::Tensor probed = runtime::to_float32(
+                        runtime::run_kernel(*k, runtime::to_storage(inputs, storage, k->signature())));
                     bool same = clean.f32.size() == probed.f32.size();
                     for (std::size_t i = 0; same && i < clean.f32.size(); ++i)
                         same = std::isfinite(probed.f32[i]) && probed.f32[i] == clean.f32[i];

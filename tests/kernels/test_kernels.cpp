@@ -79,14 +79,25 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
         auto of_width = [&](const Case& c, const runtime::KernelEntry& k) {
             return k.head_width == 0 || k.head_width == c.sizes.head_width;
         };
+        // The widths the build made kernels of (ATTNFORGE_HEAD_WIDTHS chooses): a case at another width has none to
+        // run.
+        auto built_width = [&](std::int64_t E) {
+            return std::any_of(
+                runtime::registry().begin(), runtime::registry().end(),
+                [&](const runtime::KernelEntry& k) { return k.variant == variant && k.head_width == E; });
+        };
         for (const Case& c : cases) {
-            if (!runtime_width && c.sizes.head_width != 64) continue;
+            if (runtime_width ? !built_width(c.sizes.head_width) : c.sizes.head_width != 64) continue;
             const double flops =
                 dsl::flop_count(g, {double(c.sizes.batch), double(c.sizes.heads),
                                     [&](std::string_view s) { return double(c.sizes.length.at(std::string(s))); },
                                     double(c.sizes.head_width)});
             if (flops > sanitized_flop_limit) continue;
-            const auto given = attnforge::testing::synthetic_inputs(sig, c.sizes, c.options);
+            // Optional parameters (a window, a cap, slopes) given in every other case, left to their defaults in the
+            // rest.
+            InputOptions options = c.options;
+            options.give_parameters = (&c - cases.data()) % 2 == 1;
+            const auto given = attnforge::testing::synthetic_inputs(sig, c.sizes, options);
             // Query length × key length of the case's attention (the product of its sequence lengths).
             std::int64_t pairs = 1;
             for (const auto& [tag, n] : c.sizes.length) pairs *= n;
@@ -97,7 +108,7 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                 if (storage != "float32" && pairs >= 1'000'000) continue;
                 // bf16/fp16 kernels take the inputs rounded to their type, and the interpreter evaluates
                 // those rounded values (docs/contract.md §5).
-                const auto inputs = runtime::to_storage(given, runtime::storage_type_named(storage));
+                const auto inputs = runtime::to_storage(given, runtime::storage_type_named(storage), sig);
                 const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
                 const auto& rounding = reference.score_rounding;
                 if (storage == "float32")
@@ -107,9 +118,14 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                 for (std::string_view result : {"output", "attention_weights", "logsumexp"}) {
                     auto kernels = runtime::kernels_for(variant, result, storage);
                     std::erase_if(kernels, [&](const runtime::KernelEntry* k) { return !of_width(c, *k); });
-                    // Every variant has output kernels, and attention-weights and log-sum-exp kernels where
-                    // it has weights (every built-in variant does); bf16 kernels of its output and weights.
-                    if (storage == "float32" || (storage == "bf16" && result != "logsumexp"))
+                    // Every variant has float32 and bf16 output kernels at each width it lists; float32
+                    // attention-weights and log-sum-exp kernels at each width where it has any.
+                    const bool listed =
+                        result == "output" || std::any_of(runtime::registry().begin(), runtime::registry().end(),
+                                                          [&](const runtime::KernelEntry& k) {
+                                                              return k.variant == variant && k.result == result;
+                                                          });
+                    if (listed && (storage == "float32" || (storage == "bf16" && result == "output")))
                         BOOST_TEST(!kernels.empty(), variant << " has no " << result << " kernel in " << storage);
                     if (kernels.empty()) continue;
                     const auto& expected = result == "output"      ? reference.output
@@ -137,7 +153,7 @@ void check_variant(std::string_view variant, const std::vector<Case>& cases) {
                 if (k.variant != variant || k.input_types.empty() || !of_width(c, k)) continue;
                 BOOST_TEST_CONTEXT(k.name << " on " << c.label) {
                     const dsl::element_type storage = runtime::storage_type_named(k.storage);
-                    const auto inputs = runtime::to_storage(given, storage, k.input_types);
+                    const auto inputs = runtime::to_storage(given, storage, k.input_types, sig);
                     const auto reference = attnforge::interp::evaluate(g, runtime::to_float64(inputs));
                     BOOST_TEST(k.result == "output");
                     const double bound = attnforge::testing::contract_bound(reference.output,
@@ -282,6 +298,19 @@ std::vector<Case> decode_cases(bool static_heads) {
     return cases;
 }
 
+// PyTorch's attn_mask (B or 1, H or 1, Lq, Lk): the cases of sdpa or decode (run at the widths those variants'
+// kernels have), the mask in turn full, broadcast over the batch, over the heads, over both. Its synthetic values
+// remove about a third of the pairs, one whole row, and the second half of the keys of the last (batch, head)
+// slice (whole key tiles for the pre-pass to skip at L = 1000 and past).
+std::vector<Case> torch_mask_cases(std::vector<Case> cases) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        cases[i].sizes.mask_one_batch = i % 2 == 1;
+        cases[i].sizes.mask_one_head = i % 4 >= 2;
+        cases[i].label += std::string(" mask (") + (i % 2 == 1 ? "1" : "B") + ", " + (i % 4 >= 2 ? "1" : "H") + ")";
+    }
+    return cases;
+}
+
 // Queries from x (Lq), keys and values from memory (Lk).
 Sizes memory_sizes(std::int64_t B, std::int64_t Lq, std::int64_t Lk) {
     return Sizes{B, 0, {{"x", Lq}, {"memory", Lk}}};
@@ -315,7 +344,11 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "decode",
                                                        "decode_gqa",
                                                        "decode_sliding_window",
-                                                       "decode_rope"};
+                                                       "decode_rope",
+                                                       "sdpa_masked",
+                                                       "sdpa_additive",
+                                                       "sdpa_causal_masked",
+                                                       "decode_masked"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -346,7 +379,7 @@ BOOST_AUTO_TEST_CASE(masked_attention) {
     check_variant("masked_attention", sdpa_cases(false));
 }
 BOOST_AUTO_TEST_CASE(alibi_attention) {
-    check_variant("alibi_attention", sdpa_cases(true));
+    check_variant("alibi_attention", sdpa_cases(false));
 }
 // L = 1000 reaches past the table's ±128 distances: the clipped entries.
 BOOST_AUTO_TEST_CASE(relative_position_attention) {
@@ -410,6 +443,18 @@ BOOST_AUTO_TEST_CASE(decode_sliding_window) {
 }
 BOOST_AUTO_TEST_CASE(decode_rope) {
     check_variant("decode_rope", decode_cases(false));
+}
+BOOST_AUTO_TEST_CASE(sdpa_masked) {
+    check_variant("sdpa_masked", torch_mask_cases(sdpa_cases(false)));
+}
+BOOST_AUTO_TEST_CASE(sdpa_additive) {
+    check_variant("sdpa_additive", torch_mask_cases(sdpa_cases(false)));
+}
+BOOST_AUTO_TEST_CASE(sdpa_causal_masked) {
+    check_variant("sdpa_causal_masked", torch_mask_cases(sdpa_cases(false)));
+}
+BOOST_AUTO_TEST_CASE(decode_masked) {
+    check_variant("decode_masked", torch_mask_cases(decode_cases(false)));
 }
 
 // Masked self-attention, then cross-attention to memory with its padding masked (a fully padded

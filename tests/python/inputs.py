@@ -14,6 +14,7 @@ VARIANT_SIZES = {
     "relative_position_attention": {"Lq": 9, "Lkv": 300},
     "sdpa_causal": {"E": 96}, "decode": {"Lq": 4, "E": 128}, "decode_gqa": {"Lq": 1, "Lkv": 150},
     "decode_sliding_window": {"Lq": 4, "Lkv": 200}, "decode_rope": {"Lq": 4},
+    "sdpa_masked": {"H": 4, "Hkv": 2}, "sdpa_causal_masked": {"E": 128, "Lkv": 150}, "decode_masked": {"Lq": 4},
 }
 
 
@@ -34,6 +35,14 @@ def make_inputs(variant, generator, sizes=None):
         if spec.get("optional"):  # a scale: left to its default, 1/√E (test_module tests it given)
             continue
         shape = shape_of(spec["shape"], sizes)
+        if name == "attn_mask" and spec.get("broadcast"):  # PyTorch's attn_mask: one for every batch entry
+            shape = (1,) + shape[1:]
+        if name == "attn_mask" and spec["dtype"] != "bool":  # additive: −inf removes a pair; a fully removed row
+            bias = torch.rand(shape, generator=generator, dtype=torch.float64) * 4 - 2
+            bias[torch.rand(shape, generator=generator) < 0.3] = -torch.inf
+            bias[0, -1, 1, :] = -torch.inf
+            out[name] = bias.to(torch.float32)
+            continue
         if spec["dtype"] == "bool":
             keep = torch.rand(shape, generator=generator) < 0.7
             if name.endswith("padding_mask"):  # True = padded: pad a tail, one entry wholly

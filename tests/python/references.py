@@ -7,8 +7,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-WINDOW = 128        # sliding_window_attention, decode_sliding_window: keys at most 128 positions back
-SOFTCAP = 20.0      # softcap_attention: 20·tanh(s/20), causal
+WINDOW = 128        # sliding_window_attention's default window (decode_sliding_window's): keys at most 128 back
+SOFTCAP = 20.0      # softcap_attention's default cap: 20·tanh(s/20), causal
 RELATIVE_CLIP = 128  # relative_position_attention: bias[h, clip(j − i, ±128) + 128]
 HEADS = 8           # the D = 512 variants: 8 query heads of width 64
 
@@ -34,9 +34,12 @@ def sdpa_reference(q, k, v, allowed=None, bias=None, is_causal=False, scale=None
     return torch.nan_to_num(out, nan=0.0)
 
 
-def plain_attention(q, k, v, allowed=None, modify=None):
-    """softmax(modify(q·kᵀ/√E)) masked, ·v, in plain torch ops (for score modifiers SDPA lacks)."""
-    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+def plain_attention(q, k, v, allowed=None, modify=None, scale=None):
+    """softmax(modify(q·kᵀ·scale)) masked, ·v, in plain torch ops (for score modifiers SDPA lacks); scale 1/√E
+    where None; k and v of Hkv heads repeated for the Hq query heads (GQA)."""
+    k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+    v = v.repeat_interleave(q.shape[1] // v.shape[1], dim=1)
+    s = q @ k.transpose(-1, -2) * (1 / math.sqrt(q.shape[-1]) if scale is None else float(scale))
     if modify is not None:
         s = modify(s)
     if allowed is not None:
@@ -123,8 +126,10 @@ def decode_allowed(kv_length, lq, lmax, window=None):
     return allowed[:, None]  # (B, 1, Lq, Lmax)
 
 
-def alibi_bias(lq, lk):
-    slopes = 2.0 ** (-8.0 * (torch.arange(8, dtype=torch.float64) + 1) / 8)
+def alibi_bias(lq, lk, heads, slopes=None):
+    """slopes: a call's own (H), else alibi_attention's default 2^(-8(h+1)/H)."""
+    if slopes is None:
+        slopes = 2.0 ** (-8.0 * (torch.arange(heads, dtype=torch.float64) + 1) / heads)
     i, j = positions(lq, lk)
     return -slopes[:, None, None] * (i - j).abs()
 
@@ -158,14 +163,18 @@ def reference(variant, inputs):
         h = t["x"] + (positional_encoding(t["x"].shape[1], 512) if variant.startswith("positional") else 0.0)
         n = layer_norm(h, t["gamma"], t["beta"])
         return h + multihead(n, n, t)
-    if variant == "sliding_window_attention":
+    if variant == "sliding_window_attention":  # the window and the cap: the call's, else the variant's default
         i, j = positions(t["q"].shape[2], t["k"].shape[2])
-        return sdpa_reference(t["q"], t["k"], t["v"], allowed=(j <= i) & (i - j <= WINDOW))
+        window = int(t["window"]) if "window" in t else WINDOW
+        return sdpa_reference(t["q"], t["k"], t["v"], allowed=(j <= i) & (i - j <= window), scale=g("scale"))
     if variant == "alibi_attention":
-        return sdpa_reference(t["q"], t["k"], t["v"], bias=alibi_bias(t["q"].shape[2], t["k"].shape[2]))
+        bias = alibi_bias(t["q"].shape[2], t["k"].shape[2], t["q"].shape[1], g("slopes"))
+        return sdpa_reference(t["q"], t["k"], t["v"], bias=bias)
     if variant == "softcap_attention":
         lq, lk = t["q"].shape[2], t["k"].shape[2]
-        return plain_attention(t["q"], t["k"], t["v"], causal(lq, lk), lambda s: SOFTCAP * torch.tanh(s / SOFTCAP))
+        cap = float(t["cap"]) if "cap" in t else SOFTCAP
+        return plain_attention(t["q"], t["k"], t["v"], causal(lq, lk), lambda s: cap * torch.tanh(s / cap),
+                               scale=g("scale"))
     if variant == "masked_attention":
         return sdpa_reference(t["q"], t["k"], t["v"], allowed=t["attn_mask"][:, None])
     if variant == "prefix_lm_attention":
@@ -192,6 +201,17 @@ def reference(variant, inputs):
         n2 = layer_norm(h, t["ln2_gamma"], t["ln2_beta"])
         cross = {"wq": t["cross_wq"], "wk": t["cross_wk"], "wv": t["cross_wv"], "wo": t["cross_wo"]}
         return h + multihead(n2, memory, cross, key_padding_mask=t["memory_padding_mask"])
+    # PyTorch's attn_mask, broadcast by torch itself over its axes of size 1.
+    if variant == "sdpa_masked":
+        return sdpa_reference(t["q"], t["k"], t["v"], allowed=t["attn_mask"], scale=t.get("scale"))
+    if variant == "sdpa_additive":
+        return sdpa_reference(t["q"], t["k"], t["v"], bias=t["attn_mask"], scale=t.get("scale"))
+    if variant == "sdpa_causal_masked":
+        return sdpa_reference(t["q"], t["k"], t["v"], allowed=t["attn_mask"], is_causal=True, scale=t.get("scale"))
+    if variant == "decode_masked":
+        q, n = t["q"], t["kv_length"]
+        allowed = decode_allowed(n, q.shape[2], t["k"].shape[2]) & t["attn_mask"]
+        return sdpa_reference(q, t["k"], t["v"], allowed=allowed, scale=t.get("scale"))
     if variant in ("decode", "decode_gqa", "decode_sliding_window", "decode_rope"):
         q, n = t["q"], t["kv_length"]
         lq, lmax = q.shape[2], t["k"].shape[2]

@@ -117,6 +117,59 @@ def test_scale_is_optional_a_number_or_a_0d_array(variant):
         attnforge.run(variant, scale=np.zeros(2, np.float32), **inputs)
 
 
+@pytest.mark.parametrize("variant", ["sdpa_masked", "sdpa_additive", "sdpa_causal_masked", "decode_masked"])
+def test_torch_attn_masks_broadcast_over_batch_and_heads(variant):
+    # PyTorch's attn_mask (contract §1): bool (True = attend) or float (added, −inf excludes), of shape
+    # (B or 1, H or 1, Lq, Lk) as transformers passes it ((B, 1, Lq, Lk)); a bound kernel takes the same.
+    g = torch.Generator().manual_seed(11)
+    inputs = make_inputs(variant, g)
+    b, h = inputs["q"].shape[:2]
+    lq, lk = inputs["q"].shape[2], inputs["k"].shape[2]
+    sig = attnforge.signature(variant)
+    assert sig["inputs"]["attn_mask"]["shape"] == ("B", "H", "Lq", "Lkv")
+    assert sig["inputs"]["attn_mask"]["broadcast"] == (0, 1)
+    for mb, mh in ((b, h), (1, h), (b, 1), (1, 1)):
+        if sig["inputs"]["attn_mask"]["dtype"] == "bool":
+            mask = torch.rand((mb, mh, lq, lk), generator=g) < 0.75
+            mask[0, 0, -1, :] = False  # a row with no key: zeros
+        else:
+            mask = (torch.rand((mb, mh, lq, lk), generator=g, dtype=torch.float64) * 4 - 2).to(torch.float32)
+            mask[torch.rand((mb, mh, lq, lk), generator=g) < 0.25] = -torch.inf
+        given = dict(inputs, attn_mask=mask)
+        ref = reference(variant, given)
+        got = attnforge.run(variant, **given)
+        err = (got.to(torch.float64) - ref).abs().max().item()
+        assert err <= bound(variant, given, ref), (variant, mb, mh, err)
+        if mask.dtype == torch.bool:
+            assert torch.all(got[0, 0, -1] == 0)
+        sizes = {"B": b, "H": h, "Hkv": inputs["k"].shape[1], "E": inputs["q"].shape[3], "Lq": lq, "Lkv": lk}
+        bound_kernel = attnforge.kernel(variant, **sizes)
+        assert torch.equal(bound_kernel(**given), got)
+    with pytest.raises(ValueError, match=r"input 'attn_mask' must have shape \(B=2 or 1, H=\d+ or 1, L\[q\]=\d+, L\[kv\]=\d+\)"):
+        attnforge.run(variant, **dict(inputs, attn_mask=inputs["attn_mask"][:, :, :, :-1]))
+
+
+@pytest.mark.parametrize("variant, name, value", [("sliding_window_attention", "window", 3),
+                                                   ("softcap_attention", "cap", 2.5),
+                                                   ("alibi_attention", "slopes", [0.5, 0.0625, 2.0])])
+def test_built_in_parameters_at_run_time(variant, name, value):
+    # The window, the cap and ALiBi's slopes a call gives (a number, a 0-d or (H) array); left out, their defaults
+    # (test_every_variant_matches_pytorch_in_float64). Parameters stay float32 (int32) in a bf16 kernel.
+    g = torch.Generator().manual_seed(3)
+    inputs = make_inputs(variant, g)
+    assert attnforge.signature(variant)["inputs"][name]["optional"]
+    given = torch.tensor(value, dtype=torch.float32) if isinstance(value, list) else value
+    ref = reference(variant, dict(inputs, **{name: torch.as_tensor(value, dtype=torch.float64)}))
+    got = attnforge.run(variant, **inputs, **{name: given})
+    err = (got.to(torch.float64) - ref).abs().max().item()
+    assert err <= bound(variant, inputs, ref), (variant, err)
+    assert not torch.equal(got, attnforge.run(variant, **inputs))  # not the default's result
+    bf = {n: (t.to(torch.bfloat16) if t.is_floating_point() else t) for n, t in inputs.items()}
+    got = attnforge.run(variant, **bf, **{name: given})
+    ref = reference(variant, dict(bf, **{name: torch.as_tensor(value, dtype=torch.float64)}))
+    assert (got.to(torch.float64) - ref).abs().max().item() <= bound(variant, bf, ref, "bf16")
+
+
 def test_bf16_result_goes_to_numpy_as_float32():
     q = np.random.default_rng(1).uniform(-1, 1, (1, 2, 5, 64)).astype(np.float32)
     got = attnforge.run("sdpa", dtype="bf16", q=q, k=q, v=q)
@@ -147,6 +200,42 @@ def test_c_contiguous_inputs_are_read_in_place():
     assert not seen["q"][1]
     assert np.array_equal(attnforge.run("decode", **dict(arrays, q=strided)), attnforge.run("decode", **arrays))
     assert not attnforge._native._borrowed_addresses("decode", dtype="bf16", **arrays)["q"][1]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_strided_views_are_read_in_place_and_out_takes_the_models_layout(dtype):
+    # As transformers passes them (contract §1): q, k, v views (B, H, L, E) of (B, L, H, E) buffers, an attn_mask
+    # expanded over the heads (stride 0), the output written as (B, Lq, H, E) through out=: no copy anywhere.
+    g = torch.Generator().manual_seed(13)
+    b, h, hkv, lq, lk, e = 2, 4, 2, 7, 45, 64
+    q = torch.rand(b, lq, h, e, generator=g).to(dtype).transpose(1, 2)
+    k = torch.rand(b, lk, hkv, e, generator=g).to(dtype).transpose(1, 2)
+    v = torch.rand(b, lk, hkv, e, generator=g).to(dtype).transpose(1, 2)
+    mask = (torch.rand(b, 1, lq, lk, generator=g) < 0.8).expand(b, h, lq, lk)
+    assert not q.is_contiguous() and mask.stride(1) == 0
+    for variant, given in (("sdpa", dict(q=q, k=k, v=v)), ("sdpa_masked", dict(q=q, k=k, v=v, attn_mask=mask))):
+        seen = attnforge._native._borrowed_addresses(variant, **given)
+        for name, (where, zero_copy) in seen.items():
+            assert zero_copy and where == given[name].data_ptr(), (variant, name)
+        dense = attnforge.run(variant, **{n: t.contiguous() for n, t in given.items()})
+        assert torch.equal(attnforge.run(variant, **given), dense)
+        out = torch.empty(b, lq, h, e, dtype=dtype)
+        assert attnforge.run(variant, out=out.transpose(1, 2), **given).data_ptr() == out.data_ptr()
+        assert torch.equal(out, dense.transpose(1, 2))
+        seen = attnforge._native._last_call_addresses()
+        assert seen[""] == out.data_ptr() and seen["q"] == q.data_ptr()
+        bound = attnforge.kernel(variant, B=b, H=h, Hkv=hkv, E=e, Lq=lq, Lkv=lk, dtype="bf16" if dtype != torch.float32 else None)
+        out2 = torch.empty(b, lq, h, e, dtype=dtype)
+        bound(out=out2.transpose(1, 2), **given)
+        assert torch.equal(out2, out)
+    # A view whose rows are not contiguous (the last axis strided) is converted, with the same result; an out= whose
+    # elements overlap is refused, saying why.
+    fortran = np.asfortranarray(q.float().contiguous().numpy())
+    assert not attnforge._native._borrowed_addresses("sdpa", q=fortran, k=k.float(), v=v.float())["q"][1]
+    with pytest.raises(ValueError, match="a stride of 0 in a result"):
+        attnforge.run("sdpa", q=q, k=k, v=v, out=torch.empty(b, 1, lq, e, dtype=dtype).expand(b, h, lq, e))
+    with pytest.raises(ValueError, match="out= is for the kernel engine"):
+        attnforge.run("sdpa", q=q, k=k, v=v, engine="interpreter", out=torch.empty(b, h, lq, e, dtype=dtype))
 
 
 def test_the_kernel_reads_the_callers_memory():
@@ -208,7 +297,7 @@ def test_bound_kernel_writes_into_out_and_reuses_it():
     assert np.array_equal(k(**inputs), out)
     with pytest.raises(ValueError, match=r"input 'q' must be \(2, 3, 7, 64\), given \(2, 3, 8, 64\)"):
         k(**dict(inputs, q=np.zeros((2, 3, 8, 64), np.float32)))
-    with pytest.raises(ValueError, match=r"out= of .*: expected a C-contiguous CPU array float32 \(2, 3, 7, 64\)"):
+    with pytest.raises(ValueError, match=r"out= of .*: expected a CPU array float32 \(2, 3, 7, 64\)"):
         k(out=np.empty((2, 3, 7, 32), np.float32), **inputs)
     with pytest.raises(ValueError, match=r"out= of .*given float64"):
         k(out=np.empty(k.output_shape), **inputs)

@@ -259,12 +259,14 @@ BOOST_AUTO_TEST_CASE(storage_types_round_to_nearest_even) {
     BOOST_TEST(runtime::float_from_fp16(runtime::fp16_from_float(65520.0f)) == INFINITY);  // past 65504: ∞
 
     runtime::TensorMap inputs = sdpa_inputs(3, 5);
-    const auto stored = runtime::to_storage(inputs, attnforge::dsl::element_type::bfloat16);
+    const auto stored =
+        runtime::to_storage(inputs, attnforge::dsl::element_type::bfloat16, runtime::signature_of("sdpa"));
     BOOST_TEST((stored.at("q").dtype == attnforge::dsl::element_type::bfloat16));
     BOOST_TEST(stored.at("q").item_bytes() == 2u);
     BOOST_TEST(runtime::to_float32(stored.at("q")).f32[4] ==
                runtime::round_to_storage(inputs.at("q").f32[4], attnforge::dsl::element_type::bfloat16));
-    BOOST_CHECK_THROW(runtime::to_storage(stored, attnforge::dsl::element_type::float16), attnforge::input_error);
+    BOOST_CHECK_THROW(runtime::to_storage(stored, attnforge::dsl::element_type::float16, runtime::signature_of("sdpa")),
+                      attnforge::input_error);
     const auto lengths = runtime::Tensor::int32({2}, {1, 2});
     BOOST_TEST((runtime::to_storage(lengths, attnforge::dsl::element_type::bfloat16).dtype ==
                 attnforge::dsl::element_type::int32));
@@ -314,7 +316,7 @@ BOOST_AUTO_TEST_CASE(input_conversion_follows_the_contracts_rules) {
     BOOST_TEST((kept[0] == 0 && kept[1] == 1 && kept[2] == 1));
 
     // to_storage by the same rules: a bf16 tensor is taken by a float32 kernel, exactly.
-    const auto stored = runtime::to_storage(sdpa_inputs(3, 5), element_type::bfloat16);
+    const auto stored = runtime::to_storage(sdpa_inputs(3, 5), element_type::bfloat16, runtime::signature_of("sdpa"));
     const runtime::Tensor widened = runtime::to_storage(stored.at("q"), element_type::float32);
     BOOST_TEST((widened.dtype == element_type::float32));
     BOOST_TEST(widened.f32[4] == runtime::to_float32(stored.at("q")).f32[4]);
@@ -323,7 +325,8 @@ BOOST_AUTO_TEST_CASE(input_conversion_follows_the_contracts_rules) {
 // A bf16 kernel takes bf16 inputs and gives a bf16 output; float32 inputs are an input error naming the
 // storage type, and so is an unknown one.
 BOOST_AUTO_TEST_CASE(kernels_of_a_storage_type_take_and_give_it) {
-    const auto inputs = runtime::to_storage(sdpa_inputs(3, 5), attnforge::dsl::element_type::bfloat16);
+    const auto inputs =
+        runtime::to_storage(sdpa_inputs(3, 5), attnforge::dsl::element_type::bfloat16, runtime::signature_of("sdpa"));
     runtime::RunOptions bf16;
     bf16.dtype = "bf16";
     const runtime::Tensor out = runtime::run("sdpa", inputs, bf16);

@@ -131,7 +131,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         if (!input_types.empty() && runtime::kernels_for(o.variant, "output", o.dtype, input_types).empty())
             throw input_error(o.variant + " has no " + o.dtype + " kernel taking " + input_types);
         // bf16/fp16 kernels: their inputs rounded to it (or to each input's own type).
-        inputs = runtime::to_storage(inputs, storage, input_types);
+        inputs = runtime::to_storage(inputs, storage, input_types, sig);
         // The bytes a call must move at least: every input read once, the output written once. What
         // bounds a memory-bound kernel (decoding: the K and V caches), against the read bandwidth.
         double bytes = 0;

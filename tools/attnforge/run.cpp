@@ -48,8 +48,8 @@ int run(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
         // Inputs in the storage type: float32 ones rounded to nearest even (docs/contract.md §4); the
         // interpreter then evaluates these rounded values.
-        const runtime::TensorMap inputs =
-            runtime::to_storage(load_inputs(o.variant, sig, o.inputs, warnings), runtime::storage_type_named(o.dtype));
+        const runtime::TensorMap inputs = runtime::to_storage(load_inputs(o.variant, sig, o.inputs, warnings),
+                                                              runtime::storage_type_named(o.dtype), sig);
         runtime::RunOptions ro;
         ro.threads = o.threads;
         ro.dtype = o.dtype;

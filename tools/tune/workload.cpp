@@ -9,12 +9,24 @@ Workload::Workload(const Problem& p) {
     // A bf16/fp16 kernel takes its float inputs in its storage type, rounded once (the reference evaluates
     // the same rounded values), and writes its output in it.
     const dsl::element_type storage = runtime::storage_type_named(p.storage);
-    inputs = runtime::to_storage(attnforge::testing::synthetic_inputs(p.signature, p.sizes, {}), storage);
-    // An optional input (a scale) as the runtime passes it where a call gives none: its default, 1/√E.
+    inputs = runtime::to_storage(attnforge::testing::synthetic_inputs(p.signature, p.sizes, {}), storage, p.signature);
+    // An optional input (a scale) as the runtime passes it where a call gives none: its default (1/√E).
+    dsl::RuntimeSizes sizes;
+    sizes.heads = p.sizes.heads;
+    sizes.head_width = p.head_width;
     for (const auto& spec : p.signature.inputs)
         if (spec.optional() && !inputs.contains(spec.name)) {
-            runtime::Tensor t = runtime::Tensor::float32({});
-            t.f32[0] = static_cast<float>(dsl::default_input_value(p.signature, spec, p.head_width));
+            const std::vector<double> values = dsl::default_input_values(p.signature, spec, sizes);
+            std::vector<std::int64_t> shape;
+            if (!spec.dims.empty()) shape.push_back(static_cast<std::int64_t>(values.size()));
+            runtime::Tensor t = spec.dtype == dsl::element_type::int32 ? runtime::Tensor::int32(shape)
+                                                                       : runtime::Tensor::float32(shape);
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                if (spec.dtype == dsl::element_type::int32)
+                    t.i32[i] = static_cast<std::int32_t>(values[i]);
+                else
+                    t.f32[i] = static_cast<float>(values[i]);
+            }
             inputs.emplace(spec.name, std::move(t));
         }
     output = storage == dsl::element_type::float32 ? runtime::Tensor::float32(p.result_shape())

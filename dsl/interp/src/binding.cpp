@@ -12,8 +12,11 @@ BoundInputs bind_inputs(const dsl::graph_signature& sig, const TensorMap& given)
     BoundInputs bound{{}, dsl::check_shapes(sig, shapes)};
     for (const auto& spec : sig.inputs) {
         const auto it = given.find(spec.name);
-        if (it == given.end()) {  // an optional input not given (a scale): its default
-            bound.tensors.emplace(spec.name, Tensor({}, {dsl::default_input_value(sig, spec, bound.sizes.head_width)}));
+        if (it == given.end()) {  // an optional input not given (a scale, a window, ALiBi's slopes): its default
+            std::vector<double> values = dsl::default_input_values(sig, spec, bound.sizes);
+            std::vector<std::int64_t> shape;
+            if (!spec.dims.empty()) shape.push_back(static_cast<std::int64_t>(values.size()));
+            bound.tensors.emplace(spec.name, Tensor(std::move(shape), std::move(values)));
             continue;
         }
         Tensor stored = it->second;

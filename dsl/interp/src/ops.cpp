@@ -194,6 +194,22 @@ void mask_key_padding(Tensor& s, const Tensor& padded) {
     mask_where(s, [&](i64 b, i64, i64, i64 j) { return padded.data[static_cast<std::size_t>(b * Lk + j)] == 0.0; });
 }
 
+namespace {
+double broadcast_value(const Tensor& m, i64 b, i64 h, i64 i, i64 j) {
+    const i64 B = m.dim(0), H = m.dim(1), Lq = m.dim(2), Lk = m.dim(3);
+    const i64 at = (((B == 1 ? 0 : b) * H + (H == 1 ? 0 : h)) * Lq + i) * Lk + j;
+    return m.data[static_cast<std::size_t>(at)];
+}
+}  // namespace
+
+void mask_broadcast(Tensor& s, const Tensor& keep) {
+    mask_where(s, [&](i64 b, i64 h, i64 i, i64 j) { return broadcast_value(keep, b, h, i, j) != 0.0; });
+}
+
+void add_broadcast_mask(Tensor& s, const Tensor& bias) {
+    for_each_score(s, [&](double& score, i64 b, i64 h, i64 i, i64 j) { score += broadcast_value(bias, b, h, i, j); });
+}
+
 void mask_boolean(Tensor& s, const Tensor& keep) {
     const i64 Lq = s.dim(2), Lk = s.dim(3);
     mask_where(

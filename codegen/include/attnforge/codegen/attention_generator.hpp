@@ -157,7 +157,7 @@ public:
             // A number (rank 0: a scale, a cap) is float32 in every kernel: a parameter, exact whatever the storage
             // type.
             const dsl::element_type_spec& table_row = dsl::spec_of(spec.dtype);
-            const Type t = spec.dims.empty() && spec.dtype == dsl::element_type::float32 ? Float(32)
+            const Type t = spec.is_parameter() && spec.dtype == dsl::element_type::float32 ? Float(32)
                            : spec.dtype != dsl::element_type::float32
                                ? Type(static_cast<halide_type_code_t>(table_row.halide_code), table_row.halide_bits, 1)
                            : own != own_types.end() ? own->second

@@ -7,6 +7,7 @@
 //   activation   (B, L, D)        heads        (B, H, L, E)
 //   scores       (B, H, Lq, Lk)   weight       (D_in, D_out)      weight_vector (D)
 //   key_padding  (B, Lk) bool, true = padded  attention_mask (B, Lq, Lk) bool, true = takes part
+//   broadcast_mask (B or 1, H or 1, Lq, Lk): PyTorch's attn_mask, bool (true = takes part) or float (added)
 //   sequence_values (B, L) one number per token   batch_values (B) one number per sequence   scalar () one
 //   number: values
 //   read by mask predicates and score modifiers (ex::read), float32 or, for index inputs (document ids,
@@ -104,6 +105,24 @@ struct attention_mask_kind {
     static constexpr auto label = cat("attention_mask(L[", SeqQ, "], L[", SeqK, "])");
 };
 
+// PyTorch's attn_mask (torch.nn.functional.scaled_dot_product_attention): (B, H, Lq, Lk) over the query heads, where
+// the batch and the head axes may also be 1 (one mask for every batch entry, every head). Bool, true = the pair
+// takes part; or, Additive, float values added to the scaled scores, −∞ excluding the pair.
+template <fixed_string SeqQ, fixed_string SeqK, bool Additive>
+struct broadcast_mask_kind {
+    static constexpr auto seq_q = SeqQ;
+    static constexpr auto seq_k = SeqK;
+    static constexpr bool batched = true;
+    static constexpr bool additive = Additive;
+    static constexpr auto label = [] {
+        constexpr auto dims = cat("(L[", SeqQ, "], L[", SeqK, "])");
+        if constexpr (Additive)
+            return cat("additive_mask", dims);
+        else
+            return cat("broadcast_mask", dims);
+    }();
+};
+
 template <fixed_string Seq, bool Batched, bool Integer = false>
 struct sequence_values_kind {
     static constexpr auto seq = Seq;
@@ -133,14 +152,31 @@ struct batch_values_kind {
     static constexpr auto label = values_label<Integer, "batch_indices()", "batch_values()">();
 };
 
+// What an input is where a call does not give it: nothing (required), or the rule of an optional input (1/√E for a
+// scale: scale_kind; a number given in the graph; ALiBi's slopes 2^(−8(h+1)/H) for the call's H).
+enum class default_rule { required, inverse_sqrt_head_width, constant, alibi_slopes };
+
 // A run-time scalar: a window length, a soft-cap, any number a predicate or modifier reads with no index
 // (window()); int32 where Integer. Rank 0, the same for every batch entry; inside a kernel it is one value, so
-// a predicate's bounds over a block read it (block skipping from a run-time window).
-template <bool Integer = false>
+// a predicate's bounds over a block read it (block skipping from a run-time window). Optional: a call may leave it
+// out, and then it is Default (a built-in variant's former constant: sliding_window_attention's 128).
+template <bool Integer = false, bool Optional = false, double Default = 0>
 struct scalar_kind {
     static constexpr bool batched = false;
     static constexpr bool integer = Integer;
+    static constexpr default_rule when_missing = Optional ? default_rule::constant : default_rule::required;
+    static constexpr double default_value = Default;
     static constexpr auto label = values_label<Integer, "scalar_index()", "scalar_value()">();
+};
+
+// One number per head, (H): ALiBi's slopes, a per-head window or cap, read as slopes(h). H as the heads' (run-time:
+// runtime_heads). Optional with Rule alibi_slopes: a call may leave it out, and then it is 2^(−8(h+1)/H).
+template <int H = runtime_heads, default_rule Rule = default_rule::required>
+struct head_values_kind {
+    static constexpr bool batched = false;
+    static constexpr int heads = H;
+    static constexpr default_rule when_missing = Rule;
+    static constexpr auto label = fixed_string("head_values(H)");
 };
 
 // A run-time scale of the scores, S = Q·Kᵀ · scale (score(q, k, s)): rank 0, float32 in every kernel, and optional:
@@ -149,6 +185,7 @@ template <int Width>
 struct scale_kind {
     static constexpr bool batched = false;
     static constexpr int width = Width;
+    static constexpr default_rule when_missing = default_rule::inverse_sqrt_head_width;
     static constexpr auto label = fixed_string("scale()");
 };
 
@@ -193,6 +230,11 @@ template <fixed_string Q, fixed_string K, bool Bt>
 struct is_attention_mask<attention_mask_kind<Q, K, Bt>> : std::true_type {};
 
 template <class K>
+struct is_broadcast_mask : std::false_type {};
+template <fixed_string Q, fixed_string K, bool A>
+struct is_broadcast_mask<broadcast_mask_kind<Q, K, A>> : std::true_type {};
+
+template <class K>
 struct is_sequence_values : std::false_type {};
 template <fixed_string S, bool Bt, bool I>
 struct is_sequence_values<sequence_values_kind<S, Bt, I>> : std::true_type {};
@@ -202,8 +244,12 @@ template <bool I>
 struct is_batch_values<batch_values_kind<I>> : std::true_type {};
 template <class K>
 struct is_scalar : std::false_type {};
-template <bool I>
-struct is_scalar<scalar_kind<I>> : std::true_type {};
+template <bool I, bool O, double D>
+struct is_scalar<scalar_kind<I, O, D>> : std::true_type {};
+template <class K>
+struct is_head_values : std::false_type {};
+template <int H, default_rule R>
+struct is_head_values<head_values_kind<H, R>> : std::true_type {};
 template <class K>
 struct is_scale : std::false_type {};
 template <int W>
@@ -230,13 +276,13 @@ constexpr int kind_rank() {
     int own = 0;
     if constexpr (is_activation_v<K>)
         own = 2;
-    else if constexpr (is_heads_v<K> || is_scores_v<K>)
+    else if constexpr (is_heads_v<K> || is_scores_v<K> || is_broadcast_mask<K>::value)
         own = 3;
     else if constexpr (is_weight_v<K>)
         own = 2;
     else if constexpr (is_weight_vector_v<K>)
         own = 1;
-    else if constexpr (is_key_padding<K>::value || is_sequence_values<K>::value)
+    else if constexpr (is_key_padding<K>::value || is_sequence_values<K>::value || is_head_values<K>::value)
         own = 1;
     else if constexpr (is_attention_mask<K>::value)
         own = 2;

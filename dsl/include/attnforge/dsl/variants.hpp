@@ -17,6 +17,7 @@
 #include <attnforge/dsl/variants/relative_position_bias.hpp>
 #include <attnforge/dsl/variants/rope.hpp>
 #include <attnforge/dsl/variants/sdpa.hpp>
+#include <attnforge/dsl/variants/sdpa_masks.hpp>
 #include <attnforge/dsl/variants/seed_attention.hpp>
 #include <attnforge/dsl/variants/self_attention_layer.hpp>
 #include <attnforge/dsl/variants/sliding_window.hpp>
@@ -30,15 +31,15 @@
 namespace attnforge::dsl {
 
 // Every built-in variant, in one list: docs/contract.md §2 first, then the demonstrations beyond it.
-inline constexpr auto builtin_variants =
-    hana::make_tuple(variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha,
-                     variants::mha_causal, variants::mha_padding, variants::mha_causal_padding, variants::mha_bias, variants::cross_attention, variants::gqa,
-                     variants::self_attention_layer, variants::decode, variants::decode_gqa,
-                     variants::sliding_window_attention, variants::alibi_attention,
-                     variants::softcap_attention, variants::masked_attention, variants::positional_self_attention_layer,
-                     variants::mqa, variants::prefix_lm_attention, variants::document_attention,
-                     variants::relative_position_attention, variants::rope_attention, variants::decoder_layer,
-                     variants::decode_sliding_window, variants::decode_rope);
+inline constexpr auto builtin_variants = hana::make_tuple(
+    variants::seed_attention, variants::sdpa, variants::sdpa_causal, variants::mha, variants::mha_causal,
+    variants::mha_padding, variants::mha_causal_padding, variants::mha_bias, variants::cross_attention, variants::gqa,
+    variants::self_attention_layer, variants::decode, variants::decode_gqa, variants::sliding_window_attention,
+    variants::alibi_attention, variants::softcap_attention, variants::masked_attention,
+    variants::positional_self_attention_layer, variants::mqa, variants::prefix_lm_attention,
+    variants::document_attention, variants::relative_position_attention, variants::rope_attention,
+    variants::decoder_layer, variants::decode_sliding_window, variants::decode_rope, variants::sdpa_masked,
+    variants::sdpa_additive, variants::sdpa_causal_masked, variants::decode_masked);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>

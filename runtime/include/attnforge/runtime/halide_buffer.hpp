@@ -13,15 +13,16 @@
 
 namespace attnforge::runtime {
 
-// Dimensions reversed (Halide's first is the innermost), dense strides; `dims` holds them and must
-// outlive the buffer.
+// Dimensions reversed (Halide's first is the innermost), dense strides or the given ones (in elements, outermost
+// first: TensorView::strides); `dims` holds them and must outlive the buffer.
 inline halide_buffer_t describe(const void* data, dsl::element_type dtype, const std::vector<std::int64_t>& shape,
-                                std::vector<halide_dimension_t>& dims) {
+                                std::vector<halide_dimension_t>& dims, const std::vector<std::int64_t>& strides = {}) {
     dims.clear();
     std::int32_t stride = 1;
-    for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
-        dims.push_back(halide_dimension_t(0, static_cast<std::int32_t>(*it), stride));
-        stride *= static_cast<std::int32_t>(std::max<std::int64_t>(*it, 1));
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        const std::int32_t own = strides.empty() ? stride : static_cast<std::int32_t>(strides[d]);
+        dims.push_back(halide_dimension_t(0, static_cast<std::int32_t>(shape[d]), own));
+        stride *= static_cast<std::int32_t>(std::max<std::int64_t>(shape[d], 1));
     }
     halide_buffer_t b{};
     b.host = static_cast<std::uint8_t*>(const_cast<void*>(data));

@@ -46,13 +46,16 @@ OutputView output_view_of(Tensor& t);
 // (masks, index inputs) and tensors already in it unchanged. A bf16 or fp16 tensor given for another
 // storage type is an input_error.
 Tensor to_storage(const Tensor& t, dsl::element_type storage);
-TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage);
+// A graph's inputs in a storage type: its float32 tensors rounded to it; its parameters (a scale, a cap, ALiBi's
+// slopes: tensor_spec::is_parameter), masks and index inputs as they are.
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, const dsl::graph_signature& signature);
 // A tensor of its own holding a view's values (same dtype and shape).
 Tensor copy_of(const TensorView& view);
 TensorMap copies_of(const ViewMap& views);
 // Each float tensor in the type it has in `input_types` ("k=bf16 v=bf16"), the others in `storage`: the inputs
 // of a kernel whose inputs are of types of their own (KernelEntry::input_types).
-TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types);
+TensorMap to_storage(const TensorMap& tensors, dsl::element_type storage, std::string_view input_types,
+                     const dsl::graph_signature& signature);
 // The values of a float32, bf16 or fp16 tensor as a float32 tensor (exact).
 Tensor to_float32(const Tensor& t);
 

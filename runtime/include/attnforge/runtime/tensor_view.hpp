@@ -16,20 +16,38 @@ namespace attnforge::runtime {
 struct TensorView {
     std::vector<std::int64_t> shape;
     dsl::element_type dtype = dsl::element_type::float32;
-    const void* data = nullptr;  // element_count() values of dtype, contiguous
+    const void* data = nullptr;  // element_count() values of dtype, row-major, or where `strides` puts them
+    // Elements between neighbours along each axis; empty: row-major and dense. A view of other memory without a copy
+    // (a transposed torch tensor: (B, L, H, E) seen as (B, H, L, E)); the last axis's stride must be 1 (a kernel
+    // reads rows of E as vectors), the others ≥ 0 (0: repeated along the axis). check_strides says what is wrong.
+    std::vector<std::int64_t> strides;
 
     std::int64_t element_count() const;
     std::size_t item_bytes() const;
-    // Value i as a double, whatever the dtype (bf16/fp16 decoded).
+    // Value i (in row-major order) as a double, whatever the dtype (bf16/fp16 decoded) and the strides.
     double value(std::size_t i) const;
 };
 
-// Where a kernel writes its result: the caller's memory, of the result's shape and dtype (checked).
+// Where a kernel writes its result: the caller's memory, of the result's shape and dtype (checked), row-major or
+// through strides as TensorView's (e.g. a (B, Lq, H, E) buffer seen as the result's (B, H, Lq, E)); a written view
+// must not overlap itself (no stride 0).
 struct OutputView {
     std::vector<std::int64_t> shape;
     dsl::element_type dtype = dsl::element_type::float32;
     void* data = nullptr;
+    std::vector<std::int64_t> strides;
 };
+
+// The strides of a dense row-major tensor of `shape`, in elements.
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape);
+// The offset, in elements, of element i (row-major order) of a tensor of `shape` laid out with `strides` (empty:
+// dense).
+std::int64_t strided_offset(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides,
+                            std::int64_t i);
+// Why `strides` cannot be a kernel buffer's for `shape` ("" where they can): one per axis, the last 1, none negative,
+// none zero where `written`, and the farthest element within 2^31 − 1 elements (Halide indexes with int32).
+std::string stride_problem(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides,
+                           bool written);
 
 using ViewMap = std::map<std::string, TensorView, std::less<>>;
 

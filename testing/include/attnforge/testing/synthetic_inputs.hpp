@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -27,6 +28,8 @@ struct SyntheticSizes {
     std::map<std::string, std::int64_t, std::less<>> length;  // by sequence tag
     std::int64_t kv_heads = 0;                                // for a run-time Hkv; 0: heads (MHA)
     std::int64_t head_width = 64;                             // for a run-time head width E
+    // PyTorch's attn_mask (B or 1, H or 1, Lq, Lk): 1 along those axes (broadcast), else B and H.
+    bool mask_one_batch = false, mask_one_head = false;
 };
 
 struct SyntheticOptions {
@@ -36,11 +39,18 @@ struct SyntheticOptions {
     bool full_caches = false;  // every cache length = Lmax
     double weight_scale = 1.0;  // projection weights times this: large logits behind a LayerNorm
     double scale = 0;           // a scale input (scale_input()): given this value; 0: not given (its default, 1/√E)
+    // Optional parameters (a window, a cap, ALiBi's slopes): given (a window a quarter of the longest length, numbers
+    // about 1), or left out to their defaults (128, 20, the paper's slopes: what a benchmark measures).
+    bool give_parameters = false;
 };
 
 inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const SyntheticSizes& s) {
     std::vector<std::int64_t> shape;
     for (const auto& d : spec.dims) {
+        if (d.broadcast && (d.role == dsl::dim_spec::axis::batch ? s.mask_one_batch : s.mask_one_head)) {
+            shape.push_back(1);
+            continue;
+        }
         switch (d.role) {
             case dsl::dim_spec::axis::batch:
                 shape.push_back(s.batch);
@@ -65,6 +75,15 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
     return shape;
 }
 
+// A (B or 1, H or 1, Lq, Lk) mask: in its last (batch, head) slice the second half of the keys removed for every
+// query (padding), so that long cases have whole key tiles to skip; remove(i) removes element i.
+template <class Remove>
+void cut_key_tail(const std::vector<std::int64_t>& shape, Remove remove) {
+    const std::int64_t slices = shape[0] * shape[1], Lq = shape[2], Lk = shape[3];
+    for (std::int64_t i = 0; i < Lq; ++i)
+        for (std::int64_t j = Lk / 2; j < Lk; ++j) remove(static_cast<std::size_t>(((slices - 1) * Lq + i) * Lk + j));
+}
+
 inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const SyntheticSizes& sizes,
                                   const SyntheticOptions& o) {
     TensorMap out;
@@ -73,7 +92,8 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
     std::uniform_int_distribution<int> small(-40, 40);
     for (const auto& spec : sig.inputs) {
         const auto shape = shape_for(spec, sizes);
-        if (spec.optional()) {  // a scale: the call's own where the options give one
+        if (spec.optional() && !spec.is_scale() && !o.give_parameters) continue;  // its default
+        if (spec.is_scale()) {  // a scale: the call's own where the options give one, else its default (1/√E)
             if (o.scale != 0) {
                 Tensor t = Tensor::float32(shape);
                 t.f32[0] = static_cast<float>(o.scale);
@@ -93,6 +113,7 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                 for (auto& v : t.u8) v = static_cast<std::uint8_t>(1 - v);
                 if (rows > 1)
                     for (std::int64_t j = 0; j < last; ++j) t.u8[static_cast<std::size_t>(last + j)] = 0;
+                if (shape.size() == 4) cut_key_tail(shape, [&](std::size_t i) { t.u8[i] = 0; });
             }
             out.emplace(spec.name, std::move(t));
             continue;
@@ -144,6 +165,18 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                 else
                     t.f32[i] = static_cast<float>(values[i]);
             }
+            out.emplace(spec.name, std::move(t));
+            continue;
+        }
+        if (spec.dims.size() == 4 && spec.dims[0].broadcast) {  // an additive attn_mask: −inf where a bool one is false
+            Tensor t = Tensor::float32(shape);
+            std::bernoulli_distribution coin(0.3);
+            const float minus_inf = -std::numeric_limits<float>::infinity();
+            for (auto& v : t.f32) v = coin(gen) ? minus_inf : 2.0f * unit(gen);
+            const std::int64_t last = shape.back(), rows = t.element_count() / std::max<std::int64_t>(last, 1);
+            if (rows > 1)
+                for (std::int64_t j = 0; j < last; ++j) t.f32[static_cast<std::size_t>(last + j)] = minus_inf;
+            cut_key_tail(shape, [&](std::size_t i) { t.f32[i] = minus_inf; });
             out.emplace(spec.name, std::move(t));
             continue;
         }

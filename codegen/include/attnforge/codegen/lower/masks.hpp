@@ -46,6 +46,7 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
     Halide::Var k("k"), q("q"), h("h"), b("b");
     const Halide::Expr position = positions.position(q, b);
     Halide::Expr keep;
+    Halide::Expr kept_score = s.func(k, q, h, b);
     if constexpr (dsl::is_a<Spec, dsl::causal_spec_tag>) {
         keep = k <= position;  // top-left aligned without a cache, bottom-right with one
     } else if constexpr (dsl::is_predicate_spec<Spec>) {
@@ -57,13 +58,25 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
         // Mask inputs are read clamped to their extents, so that schedules may round score tiles up.
         const Lowered m = Lower::node(layer.spec.mask, ctx);
         const Halide::Expr kc = Halide::clamp(k, 0, m.extents[0] - 1);
-        if constexpr (dsl::is_a<Spec, dsl::key_padding_spec_tag>)
+        const Halide::Expr qc = Halide::clamp(q, 0, m.extents[1] - 1);
+        if constexpr (dsl::is_a<Spec, dsl::key_padding_spec_tag>) {
             keep = m.func(kc, b) == 0;  // true = padded
-        else
-            keep = m.func(kc, Halide::clamp(q, 0, m.extents[1] - 1), b) != 0;
+        } else if constexpr (dsl::is_broadcast_mask<typename decltype(layer.spec.mask)::kind>::value) {
+            // PyTorch's attn_mask (B or 1, H or 1, Lq, Lk): a batch or head axis of extent 1 is read at 0.
+            const Halide::Expr at =
+                m.func(kc, qc, Halide::clamp(h, 0, m.extents[2] - 1), Halide::clamp(b, 0, m.extents[3] - 1));
+            if constexpr (dsl::is_a<Spec, dsl::additive_mask_spec_tag>) {
+                keep = ieee(at != minus_infinity());
+                kept_score = kept_score + at;  // natural units: the pattern is not in base 2 (masks_only)
+            } else {
+                keep = at != 0;
+            }
+        } else {
+            keep = m.func(kc, qc, b) != 0;
+        }
     }
     Halide::Func f(ctx.name("mask"));
-    f(k, q, h, b) = ieee(Halide::select(keep, s.func(k, q, h, b), minus_infinity()));
+    f(k, q, h, b) = ieee(Halide::select(keep, kept_score, minus_infinity()));
     // Bands (causal, sliding window) are skipped by loop bounds known when generating; any other mask
     // can be skipped by block ranges computed at run time. Every predicate, a sliding window's too, is also
     // bounded over blocks of pairs from its expression (RunTimeKeeps::block_truths).
@@ -76,6 +89,8 @@ Lowered apply_layer(const dsl::mask_layer<Spec>& layer, const Lowered& s, RunTim
         run_time.keeps.push_back(kept);
         if constexpr (dsl::is_predicate_spec<Spec>)
             run_time.use_heads |= dsl::ex::checks<decltype(layer.spec.expr)>::template uses<dsl::ex::var_id::h>;
+        else if constexpr (requires { dsl::is_broadcast_mask<typename decltype(layer.spec.mask)::kind>::value; })
+            run_time.use_heads |= dsl::is_broadcast_mask<typename decltype(layer.spec.mask)::kind>::value;
     }
     if constexpr (dsl::is_predicate_spec<Spec>)
         run_time.block_truths.push_back(

@@ -77,6 +77,18 @@ constexpr auto attention_mask() {
     return input_node<Name, attention_mask_kind<SeqQ, SeqK, true>>{};
 }
 
+// PyTorch's attn_mask of scaled_dot_product_attention, (B or 1, H or 1, Lq, Lk), broadcast over a batch or head
+// axis of size 1: bool, true = the pair takes part (boolean_mask), or float, added to the scaled scores with −∞
+// removing the pair (additive_mask; stored in the kernel's storage type, as the other float tensors).
+template <fixed_string Name, fixed_string SeqQ, fixed_string SeqK>
+constexpr auto broadcast_mask() {
+    return input_node<Name, broadcast_mask_kind<SeqQ, SeqK, false>>{};
+}
+template <fixed_string Name, fixed_string SeqQ, fixed_string SeqK>
+constexpr auto broadcast_additive_mask() {
+    return input_node<Name, broadcast_mask_kind<SeqQ, SeqK, true>>{};
+}
+
 // (B, L) float32, one number per token of sequence Seq, for predicates and modifiers to read.
 template <fixed_string Name, fixed_string Seq>
 constexpr auto sequence_values() {
@@ -101,16 +113,30 @@ constexpr auto batch_indices() {
     return input_node<Name, batch_values_kind<true>>{};
 }
 
-// () float32: one number for the whole call (a soft-cap), read as cap() by predicates and modifiers.
-template <fixed_string Name>
-constexpr auto scalar_value() {
-    return input_node<Name, scalar_kind<false>>{};
+// () float32: one number for the whole call (a soft-cap), read as cap() by predicates and modifiers. With a Default
+// (scalar_value<"cap", 20.0>()) a call may leave it out.
+template <fixed_string Name, double... Default>
+requires(sizeof...(Default) <= 1) constexpr auto scalar_value() {
+    return input_node<Name, scalar_kind<false, sizeof...(Default) == 1, (0.0 + ... + Default)>>{};
 }
 
-// () int32: one integer for the whole call (a window length), read as window().
-template <fixed_string Name>
-constexpr auto scalar_index() {
-    return input_node<Name, scalar_kind<true>>{};
+// () int32: one integer for the whole call (a window length), read as window(). With a Default
+// (scalar_index<"window", 128>()) a call may leave it out.
+template <fixed_string Name, int... Default>
+requires(sizeof...(Default) <= 1) constexpr auto scalar_index() {
+    return input_node<Name, scalar_kind<true, sizeof...(Default) == 1, static_cast<double>((0 + ... + Default))>>{};
+}
+
+// (H) float32: one number per head (H the heads', run-time by default), read as slopes(h).
+template <fixed_string Name, int H = runtime_heads>
+constexpr auto head_values() {
+    return input_node<Name, head_values_kind<H>>{};
+}
+
+// ALiBi's slopes (H) float32, optional: a call may give its own (a model's), else 2^(−8(h+1)/H) for its H.
+template <fixed_string Name = "slopes", int H = runtime_heads>
+constexpr auto alibi_slopes() {
+    return input_node<Name, head_values_kind<H, default_rule::alibi_slopes>>{};
 }
 
 // () float32, optional: the scores' scale where a call gives it (score(q, k, s), attention(q, k, v, s, ...)), 1/√E

@@ -4,7 +4,10 @@
 //   causal                query i sees keys j <= i. For Lq != Lk the alignment is top-left: query i
 //                         sees keys 0..i, as torch.tril(ones(Lq, Lk)) and SDPA's is_causal.
 //   key_padding(m)        m (B, Lk) bool, true = padded key, ignored (PyTorch's convention)
-//   boolean_mask(m)       m (B, Lq, Lk) bool, true = the pair takes part
+//   boolean_mask(m)       m (B, Lq, Lk) bool, true = the pair takes part; or m (B or 1, H or 1, Lq, Lk) bool,
+//                         PyTorch's boolean attn_mask, broadcast over a batch or head axis of size 1
+//   additive_mask(m)      m (B or 1, H or 1, Lq, Lk) float, PyTorch's float attn_mask: added to the scaled scores,
+//                         −inf removes the pair (it is a mask for the pairs it removes, a modifier for the rest)
 //   predicate(fn)         fn(b, h, q_idx, kv_idx) -> boolean expression, true = the pair takes part;
 //                         it may read inputs (document ids, prefix lengths: see expr.hpp)
 //   kv_cache(len)         the keys are a cache (decoding): len (B) int32, cache_lengths of the key
@@ -30,28 +33,33 @@ struct causal_mask {
 };
 inline constexpr causal_mask causal{};
 
-template <class M>
-struct key_padding_spec {
-    using tag = key_padding_spec_tag;
+// A mask over one mask input M (key padding, boolean, additive): its tag says how back ends read the input.
+template <class Tag, fixed_string Name, class M>
+struct input_mask_spec {
+    using tag = Tag;
     M mask;
-    static constexpr auto label = cat("key_padding(", M::label, ")");
+    static constexpr auto name = Name;
+    static constexpr auto label = cat(Name, "(", M::label, ")");
     constexpr auto children() const { return hana::make_tuple(mask); }
 };
+template <class M>
+using key_padding_spec = input_mask_spec<key_padding_spec_tag, "key_padding", M>;
+template <class M>
+using boolean_mask_spec = input_mask_spec<boolean_mask_spec_tag, "boolean_mask", M>;
+template <class M>
+using additive_mask_spec = input_mask_spec<additive_mask_spec_tag, "additive_mask", M>;
+
 template <class M>
 constexpr auto key_padding(M m) {
     return key_padding_spec<M>{m};
 }
-
-template <class M>
-struct boolean_mask_spec {
-    using tag = boolean_mask_spec_tag;
-    M mask;
-    static constexpr auto label = cat("boolean_mask(", M::label, ")");
-    constexpr auto children() const { return hana::make_tuple(mask); }
-};
 template <class M>
 constexpr auto boolean_mask(M m) {
     return boolean_mask_spec<M>{m};
+}
+template <class M>
+constexpr auto additive_mask(M m) {
+    return additive_mask_spec<M>{m};
 }
 
 template <class Expr>
@@ -83,6 +91,14 @@ constexpr auto sliding_window(int window) {
     auto p = predicate(
         [window](auto, auto, auto q_idx, auto kv_idx) { return q_idx >= kv_idx && q_idx - kv_idx <= window; });
     return sliding_window_spec<decltype(p.expr)>{{p.expr}, window};
+}
+
+// The same with the window a run-time input (a scalar_index, window()): a predicate whose bounds the streaming
+// kernels evaluate per block with the window the call gives, so they skip as the built-in band does.
+template <class Window>
+requires is_input<Window>::value constexpr auto sliding_window(Window window) {
+    return predicate(
+        [window](auto, auto, auto q_idx, auto kv_idx) { return q_idx >= kv_idx && q_idx - kv_idx <= window(); });
 }
 
 template <class Len>
@@ -119,6 +135,15 @@ template <class SK, class MK>
 constexpr bool boolean_mask_fits() {
     if constexpr (is_attention_mask<MK>::value)
         return MK::seq_q == SK::seq_q && MK::seq_k == SK::seq_k && MK::batched == SK::batched;
+    else if constexpr (is_broadcast_mask<MK>::value)
+        return !MK::additive && MK::seq_q == SK::seq_q && MK::seq_k == SK::seq_k && SK::batched;
+    else
+        return false;
+}
+template <class SK, class MK>
+constexpr bool additive_mask_fits() {
+    if constexpr (is_broadcast_mask<MK>::value)
+        return MK::additive && MK::seq_q == SK::seq_q && MK::seq_k == SK::seq_k && SK::batched;
     else
         return false;
 }
@@ -133,10 +158,8 @@ template <class Spec>
 constexpr fixed_string spec_kind_label = Spec::label;
 template <class L>
 constexpr auto spec_kind_label<kv_cache_spec<L>> = cat("kv_cache: ", L::kind::label);
-template <class M>
-constexpr auto spec_kind_label<key_padding_spec<M>> = cat("key_padding: ", M::kind::label);
-template <class M>
-constexpr auto spec_kind_label<boolean_mask_spec<M>> = cat("boolean_mask: ", M::kind::label);
+template <class Tag, fixed_string Name, class M>
+constexpr auto spec_kind_label<input_mask_spec<Tag, Name, M>> = cat(Name, ": ", M::kind::label);
 }  // namespace detail
 
 template <class S, class Spec>
@@ -155,6 +178,8 @@ constexpr auto mask(S s, Spec spec) {
                 return detail::key_padding_fits<SK, typename decltype(Spec::mask)::kind>();
             else if constexpr (is_a<Spec, boolean_mask_spec_tag>)
                 return detail::boolean_mask_fits<SK, typename decltype(Spec::mask)::kind>();
+            else if constexpr (is_a<Spec, additive_mask_spec_tag>)
+                return detail::additive_mask_fits<SK, typename decltype(Spec::mask)::kind>();
             else if constexpr (is_a<Spec, kv_cache_spec_tag>)
                 return detail::kv_cache_fits<SK, typename decltype(Spec::lengths)::kind>();
             else

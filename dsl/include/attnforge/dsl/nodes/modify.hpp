@@ -53,9 +53,22 @@ constexpr auto alibi() {
     };
 }
 
-// Soft-capping (Gemma 2): cap · tanh(score / cap).
+// ALiBi with the slopes an input holds (alibi_slopes(): a call's own, or the default ones for its H):
+// score − slopes(h) · |q_idx − kv_idx|.
+template <class Slopes>
+requires is_input<Slopes>::value constexpr auto alibi(Slopes slopes) {
+    return [slopes](auto score, auto, auto h, auto q_idx, auto kv_idx) {
+        return score - slopes(h) * ex::abs(q_idx - kv_idx);
+    };
+}
+
+// Soft-capping (Gemma 2): cap · tanh(score / cap), the cap a number or a run-time input (a scalar_value, cap()).
 constexpr auto soft_cap(double cap) {
     return [cap](auto score, auto, auto, auto, auto) { return ex::tanh(score / cap) * cap; };
+}
+template <class Cap>
+requires is_input<Cap>::value constexpr auto soft_cap(Cap cap) {
+    return [cap](auto score, auto, auto, auto, auto) { return ex::tanh(score / cap()) * cap(); };
 }
 
 }  // namespace attnforge::dsl

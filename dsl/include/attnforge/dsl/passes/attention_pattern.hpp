@@ -40,10 +40,15 @@ template <class T>
 struct is_mask_layer : std::false_type {};
 template <class S>
 struct is_mask_layer<mask_layer<S>> : std::true_type {};
+// A layer that only removes pairs: a mask other than an additive one (which also moves the scores it keeps).
+template <class T>
+struct only_removes : std::false_type {};
+template <class S>
+struct only_removes<mask_layer<S>> : std::bool_constant<!is_a<S, additive_mask_spec_tag>> {};
 template <class Layers>
 struct all_mask_layers;
 template <class... Ls>
-struct all_mask_layers<hana::tuple<Ls...>> : std::bool_constant<(is_mask_layer<Ls>::value && ...)> {};
+struct all_mask_layers<hana::tuple<Ls...>> : std::bool_constant<(only_removes<Ls>::value && ...)> {};
 
 template <class T>
 struct is_cache_layer : std::false_type {};
@@ -72,8 +77,8 @@ constexpr bool contains_node() {
 // A mask whose kept pairs are known only at run time (it reads inputs or is a general predicate), as
 // opposed to the bands (causal, sliding window), which are known when generating.
 template <class Spec>
-inline constexpr bool is_run_time_mask =
-    is_a<Spec, key_padding_spec_tag> || is_a<Spec, boolean_mask_spec_tag> || is_a<Spec, predicate_spec_tag>;
+inline constexpr bool is_run_time_mask = is_a<Spec, key_padding_spec_tag> || is_a<Spec, boolean_mask_spec_tag> ||
+                                         is_a<Spec, additive_mask_spec_tag> || is_a<Spec, predicate_spec_tag>;
 
 // The keys the band masks leave to query q: [q − window, q] (causal: window < 0, every key up to q).
 struct key_band {
@@ -92,8 +97,9 @@ struct attention_pattern {
 
     static constexpr auto label = Label;
     static constexpr bool has_values = !std::is_same_v<Values, no_values>;
-    // Only masks lie between the product and the softmax: a positive factor on the scores (the base-2
-    // exponent of the back ends) commutes with them (−∞ stays −∞); modifiers read natural units.
+    // Only masks that remove pairs lie between the product and the softmax: a positive factor on the scores (the
+    // base-2 exponent of the back ends) commutes with them (−∞ stays −∞); modifiers and additive masks read and add
+    // natural units.
     static constexpr bool masks_only = all_mask_layers<Layers>::value;
 
     // kv_cache (nodes/mask.hpp): the keys are a cache with valid lengths per batch entry, and query i

@@ -37,10 +37,14 @@ RuntimeSizes check_shapes(const graph_signature& signature, const ShapeMap& give
 // attnforge::input_error naming the variant and both counts.
 void check_head_group(const std::string& variant, const RuntimeSizes& sizes);
 
-// The value of an optional input the call did not give (a scale: 1/√E, E the scale's own width or, where that is
-// run-time, head_width: the call's, or the kernel's). Throws attnforge::input_error for a required input, or
-// where E is not known (head_width ≤ 0).
-double default_input_value(const graph_signature& signature, const tensor_spec& spec, std::int64_t head_width);
+// The values of an optional input the call did not give, row-major, by its rule (tensor_spec::when_missing): a
+// scale 1/√E (E the scale's own width or, where that is run-time, sizes.head_width: the call's, or the kernel's); a
+// number of the graph; ALiBi's slopes 2^(−8(h+1)/H) for sizes.heads. Throws attnforge::input_error for a required
+// input, or where a size it needs is not known (below 1).
+std::vector<double> default_input_values(const graph_signature& signature, const tensor_spec& spec,
+                                         const RuntimeSizes& sizes);
+// Whether that rule needs the call's sizes beyond its head width (ALiBi's slopes: H).
+bool default_needs_sizes(const tensor_spec& spec);
 
 // The values of an input whose spec bounds them (cache lengths: [0, L[seq]]), given one at a time by
 // `value` (count of them), after check_shapes. Throws attnforge::input_error naming the input, the

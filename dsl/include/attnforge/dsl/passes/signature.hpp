@@ -20,8 +20,12 @@ struct dim_spec {
     enum class axis { batch, sequence, heads, fixed, kv_heads, head_width } role;
     std::string sequence;  // for role::sequence
     long long size = 0;    // for role::fixed
+    // The tensor may also have 1 there and is read as if repeated along the axis (PyTorch's broadcasting of a mask
+    // over the batch and the heads): a size 1 binds nothing.
+    bool broadcast = false;
 
-    std::string symbol() const {
+    std::string symbol() const { return broadcast ? own_symbol() + " or 1" : own_symbol(); }
+    std::string own_symbol() const {
         switch (role) {
             case axis::batch:
                 return "B";
@@ -47,11 +51,20 @@ struct tensor_spec {
     element_type dtype = element_type::float32;
     // Cache lengths: every value must lie in [0, L[values_bounded_by]] (checked when inputs are bound).
     std::string values_bounded_by;
-    // A scale (scale_input()): optional, 1/√E where not given, E this width or, where it is 0, the call's run-time E;
-    // float32 in every kernel. -1: not a scale (every other input is required).
+    // What the input is where a call leaves it out (default_input_values, bind_shapes.hpp): required, or optional by
+    // a rule: a scale (scale_input()) 1/√E, E default_scale_width or, where it is 0, the call's run-time E; a number
+    // given in the graph (default_value: a built-in's window, cap); ALiBi's slopes for the call's H.
+    default_rule when_missing = default_rule::required;
     int default_scale_width = -1;
+    double default_value = 0;
 
-    bool optional() const { return default_scale_width >= 0; }
+    bool optional() const { return when_missing != default_rule::required; }
+    // A parameter (a number: a scale, a window, a cap; one per head: ALiBi's slopes) rather than a stored tensor: in
+    // its own type (float32, int32) in every kernel, 16-bit ones included, so that it is exact.
+    bool is_parameter() const {
+        return dims.empty() || (dims.size() == 1 && dims.front().role == dim_spec::axis::heads);
+    }
+    bool is_scale() const { return when_missing == default_rule::inverse_sqrt_head_width; }
 
     std::string shape_symbol() const {
         std::string s = "(";
@@ -82,10 +95,15 @@ std::vector<dim_spec> dims_of_kind() {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), width});
     } else if constexpr (is_scores_v<Kind>) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
+    } else if constexpr (is_broadcast_mask<Kind>::value) {
+        d.front().broadcast = true;  // B or 1
+        d.insert(d.end(), {dim_spec{R::heads, {}, 0, true}, seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
     } else if constexpr (is_weight_v<Kind>) {
         d.insert(d.end(), {fixed(Kind::in_width), fixed(Kind::out_width)});
     } else if constexpr (is_weight_vector_v<Kind>) {
         d.push_back(fixed(Kind::width));
+    } else if constexpr (is_head_values<Kind>::value) {
+        d.push_back(heads(Kind::heads));
     } else if constexpr (is_key_padding<Kind>::value || is_sequence_values<Kind>::value) {
         if constexpr (is_key_padding<Kind>::value)
             d.push_back(seq(Kind::seq_k.view()));
@@ -105,18 +123,20 @@ template <class Kind>
 constexpr element_type dtype_of_kind() {
     if constexpr (is_key_padding<Kind>::value || is_attention_mask<Kind>::value)
         return element_type::boolean;
+    else if constexpr (is_broadcast_mask<Kind>::value)
+        return Kind::additive ? element_type::float32 : element_type::boolean;
     else if constexpr (requires { Kind::integer; })
         return Kind::integer ? element_type::int32 : element_type::float32;
     else
         return element_type::float32;
 }
 
+// The spec's rule for a missing input, from the kind's (required where the kind has none).
 template <class Kind>
-int default_scale_width_of_kind() {
-    if constexpr (is_scale<Kind>::value)
-        return Kind::width;
-    else
-        return -1;
+void set_default_of_kind(tensor_spec& spec) {
+    if constexpr (requires { Kind::when_missing; }) spec.when_missing = Kind::when_missing;
+    if constexpr (is_scale<Kind>::value) spec.default_scale_width = Kind::width;
+    if constexpr (requires { Kind::default_value; }) spec.default_value = Kind::default_value;
 }
 
 template <class Kind>
@@ -135,13 +155,13 @@ struct graph_signature {
 
 template <fixed_string Name, class Output>
 graph_signature signature(const graph<Name, Output>& g) {
-    graph_signature sig{
-        std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>(), element_type::float32, {}, -1}};
+    graph_signature sig{std::string(Name.view()), {}, {"output", dims_of_kind<typename Output::kind>()}};
     hana::for_each(collect_inputs(g), [&](auto in) {
         using In = decltype(in);
-        sig.inputs.push_back({std::string(In::name.view()), dims_of_kind<typename In::kind>(),
-                              dtype_of_kind<typename In::kind>(), values_bound_of_kind<typename In::kind>(),
-                              default_scale_width_of_kind<typename In::kind>()});
+        tensor_spec spec{std::string(In::name.view()), dims_of_kind<typename In::kind>(),
+                         dtype_of_kind<typename In::kind>(), values_bound_of_kind<typename In::kind>()};
+        set_default_of_kind<typename In::kind>(spec);
+        sig.inputs.push_back(std::move(spec));
     });
     return sig;
 }
@@ -160,9 +180,9 @@ tensor_spec attention_weights_spec(const graph<Name, Output>& g) {
         auto dims = dims_of_kind<Kind>();
         // Always (B, Hq, Lq, Lk) (docs/contract.md §3): an unbatched graph's weights have B = 1.
         if (dims.front().role != dim_spec::axis::batch) dims.insert(dims.begin(), {dim_spec::axis::fixed, {}, 1});
-        return {"attention_weights", std::move(dims), element_type::float32, {}, -1};
+        return {"attention_weights", std::move(dims)};
     } else {
-        return {"attention_weights", {}, element_type::float32, {}, -1};  // none: no dims
+        return {"attention_weights", {}};  // none: no dims
     }
 }
 

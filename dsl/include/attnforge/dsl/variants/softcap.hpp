@@ -1,4 +1,5 @@
-// Soft-capped scores (cap 20: 20 · tanh(score / 20)), as in Gemma 2, then causal.
+// Soft-capped scores, cap · tanh(score / cap) as in Gemma 2, then causal. The cap is a run-time input (float32,
+// shape ()), 20 where a call gives none (Gemma-2's 50: the call's); H, Hkv, E and the scale as sdpa's.
 #pragma once
 
 #include <attnforge/dsl/nodes/modify.hpp>
@@ -6,7 +7,9 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto softcap_attention =
-    make_graph<"softcap_attention">(weighted_sum(softmax(mask(modify(score(q64, k64), soft_cap(20.0)), causal)), v64));
+inline constexpr auto softcap = scalar_value<"cap", 20.0>();
+
+inline constexpr auto softcap_attention = make_graph<"softcap_attention">(
+    weighted_sum(softmax(mask(modify(score(sdpa_q, sdpa_k, sdpa_scale), soft_cap(softcap)), causal)), sdpa_v));
 
 }  // namespace attnforge::dsl::variants

@@ -210,9 +210,14 @@ void apply_layer(const dsl::mask_layer<Spec>& layer, Tensor& s, const QueryPosit
     } else if constexpr (dsl::is_a<Spec, dsl::kv_cache_spec_tag>) {
         const Tensor lengths = evaluate(layer.spec.lengths, ctx);
         ops::mask_where(s, [&](i64 b, i64, i64, i64 j) { return double(j) < lengths.data[static_cast<std::size_t>(b)]; });
+    } else if constexpr (dsl::is_a<Spec, dsl::additive_mask_spec_tag>) {
+        ops::add_broadcast_mask(s, evaluate(layer.spec.mask, ctx));
     } else {
         static_assert(dsl::is_a<Spec, dsl::boolean_mask_spec_tag>, "attnforge interpreter: unknown mask spec");
-        ops::mask_boolean(s, evaluate(layer.spec.mask, ctx));
+        if constexpr (dsl::is_broadcast_mask<typename decltype(layer.spec.mask)::kind>::value)
+            ops::mask_broadcast(s, evaluate(layer.spec.mask, ctx));
+        else
+            ops::mask_boolean(s, evaluate(layer.spec.mask, ctx));
     }
 }
 

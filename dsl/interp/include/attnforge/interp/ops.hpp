@@ -41,6 +41,10 @@ Tensor rope(const Tensor& x, double base, const std::vector<std::int64_t>& offse
 // Masks set removed pairs to -inf.
 void mask_key_padding(Tensor& scores, const Tensor& padded /* (B, Lk), nonzero = padded */);
 void mask_boolean(Tensor& scores, const Tensor& keep /* (B, Lq, Lk), nonzero = takes part */);
+// PyTorch's attn_mask (B or 1, H or 1, Lq, Lk): a batch or head axis of size 1 is read at 0 for every b or h.
+// Bool: nonzero = takes part. Additive: added to the scores, −∞ removing the pair (a removed pair stays removed).
+void mask_broadcast(Tensor& scores, const Tensor& keep);
+void add_broadcast_mask(Tensor& scores, const Tensor& bias);
 
 // f(score&, b, h, q, k) for every entry of scores (B, H, Lq, Lk), in memory order.
 template <class F>
