@@ -134,6 +134,14 @@ struct RunTimeKeeps {
     std::vector<PredicateBounds> block_truths;
 };
 
+// The band masks' keys as kernels bound their loops by them: query position p sees keys [p − window, p] where
+// `causal`, `window` a constant or the value of the run-time window input (undefined: no window).
+struct KeyBand {
+    bool causal = false;
+    Halide::Expr window;
+    bool windowed() const { return window.defined(); }
+};
+
 // What every attention core has: softmax(S) · V or softmax(S) alone.
 struct CoreCommon {
     Halide::Func scores;            // s(k, q, h, b)·log2(e): masked and modified scores in base 2, pure (inlined)
@@ -143,7 +151,7 @@ struct CoreCommon {
     Halide::Func output;            // the core's result: weighted / z (0 for fully masked rows), or the probabilities
     std::vector<Halide::Expr> score_extents;  // (Lk, Lq, H, B)
     int head_width = 0;                       // E of V
-    dsl::key_band band;                       // the keys the band masks leave (known when generating), in positions
+    KeyBand band;                             // the keys the band masks leave, in positions
     RunTimeKeeps run_time;                    // the masks known only at run time
     QueryPositions positions;                 // where the queries sit (a cache), and how many keys are valid
     // The scores carry a modifier: the schedule stores `scores` (each modified once, straight from the

@@ -34,7 +34,7 @@ struct key_padding_spec_tag {};     // a (B, Lk) bool input, true = padded
 struct boolean_mask_spec_tag {};    // a (B, Lq, Lk) or (B|1, H|1, Lq, Lk) bool input, true = takes part
 struct additive_mask_spec_tag {};   // a (B|1, H|1, Lq, Lk) float input added to the scores, −∞ = removed
 struct predicate_spec_tag {};       // an expression of (b, h, q_idx, kv_idx)
-struct sliding_window_spec_tag {};  // a predicate whose band of keys is known when generating
+struct sliding_window_spec_tag {};  // a predicate whose band of keys bounds the loops (a window known or an input)
 struct kv_cache_spec_tag {};        // a (B) int32 input of valid cache lengths: keys past them, query positions
 
 template <class T>

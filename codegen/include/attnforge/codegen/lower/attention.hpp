@@ -37,6 +37,17 @@ struct is_modify_layer : std::false_type {};
 template <class Expr>
 struct is_modify_layer<dsl::modify_layer<Expr>> : std::true_type {};
 
+// The pattern's band as the kernel bounds loops by it: a window known when generating is a constant, a run-time one
+// the value of its scalar input (one per call).
+inline KeyBand key_band_of(const dsl::key_band& band, LoweringContext& ctx) {
+    KeyBand b{band.causal, {}};
+    if (band.window >= 0)
+        b.window = Halide::Expr(band.window);
+    else if (!band.window_input.empty())
+        b.window = ctx.inputs.find(band.window_input)->second.func();
+    return b;
+}
+
 }  // namespace detail
 
 template <class Score, class Layers, class Values, dsl::fixed_string Label>
@@ -50,12 +61,12 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
     }
     // The band in positions. The materialized core skips key panels by query index, so it keeps every
     // panel where a cache moves the queries (the streaming core bounds its key tiles by position).
-    const dsl::key_band band = p.band();
+    const KeyBand band = detail::key_band_of(p.band(), ctx);
     const auto* materialized = std::get_if<MaterializedPlan>(&ctx.plan);
-    const dsl::key_band usable = materialized && Pattern::has_cache ? dsl::key_band{} : band;
+    const KeyBand usable = materialized && Pattern::has_cache ? KeyBand{} : band;
     // Key panels outside a query tile's band are skipped under the materialized plan only (the streaming
     // core skips whole key tiles by its own loop bounds).
-    const dsl::key_band skipped = materialized && materialized->skip_band_panels ? usable : dsl::key_band{};
+    const KeyBand skipped = materialized && materialized->skip_band_panels ? usable : KeyBand{};
 
     detail::CoreInputs in;
     const LoweredScores lowered =
@@ -129,7 +140,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             // (lower/streaming.hpp says why a computed V stays float32).
             // Under a causal band the pairs stay whole: the band of a query tile ends at a multiple of the
             // (even) tile, and past Lk the weights are zero. A window's start can split a pair.
-            const bool bf16_weights = ctx.tiles().bf16_products && v.stored && usable.window < 0 &&
+            const bool bf16_weights = ctx.tiles().bf16_products && v.stored && !usable.windowed() &&
                                       (!usable.causal || ctx.tiles().query_tile % 2 == 0);
             MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), true, bf16_weights);
             core.head_width = E;

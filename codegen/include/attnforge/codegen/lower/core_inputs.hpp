@@ -15,7 +15,7 @@ struct CoreInputs {
     Lowered full_block_scores;  // the scores before the predicates that fill blocks (CoreCommon's), if any
     ScoreProduct dot;       // the product they come from
     bool in_base2 = false;  // the product carries log2(e) (only masks lie between it and the softmax)
-    dsl::key_band band;     // the band masks, known when generating
+    KeyBand band;           // the band masks
     RunTimeKeeps run_time;  // the masks known only at run time
     QueryPositions positions;  // where the queries sit (kv_cache)
     bool modified = false;     // some layer modifies the scores (a score_mod: ALiBi, bias, soft-cap)

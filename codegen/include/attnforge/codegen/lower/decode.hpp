@@ -83,7 +83,7 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     rb.where(tile * Kt < Lk);
     if (pos.cached()) rb.where(tile * Kt < pos.lengths(b));
     if (core.band.causal) rb.where(tile * Kt <= Lq - 1 + pos.offset(b));
-    if (core.band.window >= 0) rb.where(tile * Kt + (Kt - 1) >= pos.offset(b) - core.band.window);
+    if (core.band.windowed()) rb.where(tile * Kt + (Kt - 1) >= pos.offset(b) - core.band.window);
     core.state = Halide::Func(name + "_state");
     core.state(e, q, g, hk, b, s) = Halide::Tuple(inf, 0.0f, 0.0f);
     const MergeFactors m = merge_factors(core.state(e, q, g, hk, b, s)[0], core.block_max(q, g, hk, b, tile));

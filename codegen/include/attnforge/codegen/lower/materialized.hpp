@@ -25,7 +25,7 @@ namespace attnforge::codegen::detail {
 // L = 2048, one Zen 4 core), under a causal band in a pass of its own. The row sum adds the float32 exps.
 // (The sum adding the rounded values measured 4 % slower.) With no band the weights past Lk need no
 // zeroing: V's pairs are zero there and every exp is finite (softmax_exp2 saturates).
-inline MaterializedCore materialized_softmax(const CoreInputs& in, const dsl::key_band& skipped_band,
+inline MaterializedCore materialized_softmax(const CoreInputs& in, const KeyBand& skipped_band,
                                              const Tiles& tiles, bool band_only, bool bf16_weights = false) {
     MaterializedCore core;
     fill_common(core, in);

@@ -28,10 +28,10 @@ std::vector<Halide::Expr> with_first(const Halide::Expr& first, const std::vecto
 // lane of a vector and every row of a register tile, and Halide turns it into loop bounds per tile
 // instead of per-element tests. It only drops keys the mask removes for every query of the block.
 inline void restrict_to_block_band(Halide::RDom& r, const Halide::Expr& key, const Halide::Expr& q,
-                                   const dsl::key_band& band, int query_tile, int granule) {
+                                   const KeyBand& band, int query_tile, int granule) {
     const Halide::Expr first = key / granule * granule, block = q / query_tile * query_tile;
     if (band.causal) r.where(first < block + query_tile);
-    if (band.window >= 0) r.where(first + (granule - 1) >= block - band.window);
+    if (band.windowed()) r.where(first + (granule - 1) >= block - band.window);
 }
 
 // An associative reduction: its identity and how two partial results combine.
@@ -79,7 +79,7 @@ inline Halide::Expr combine_lanes(const LaneReduction& op, const std::function<H
 inline std::pair<Halide::Func, Halide::Func> reduce_by_lanes(const std::string& name, const LaneReduction& op,
                                                              const Halide::Func& x, const Halide::Expr& Lk,
                                                              const std::vector<Halide::Var>& row_vars,
-                                                             const Halide::Var& q, const dsl::key_band& band,
+                                                             const Halide::Var& q, const KeyBand& band,
                                                              int query_tile, int lanes,
                                                              const Halide::Expr& limit = Halide::Expr()) {
     Halide::Var u("u");

@@ -21,7 +21,7 @@ namespace attnforge::codegen {
 // see (key panels outside it are never multiplied; no band: every panel).
 struct ScoreProductShape {
     bool base2 = false;
-    dsl::key_band skipped_band;
+    KeyBand skipped_band;
 };
 
 // The product, the scores it gives (Lk, Lq, Hq, B) and the keys it read.

@@ -88,7 +88,7 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     const Expr key_tile = rb.x;
     const QueryPositions& pos = core.positions;
     if (core.band.causal) rb.where(key_tile * Kb <= qt * Qb + (Qb - 1) + pos.offset(b));
-    if (core.band.window >= 0) rb.where(key_tile * Kb + (Kb - 1) >= qt * Qb + Expr(-core.band.window) + pos.offset(b));
+    if (core.band.windowed()) rb.where(key_tile * Kb + (Kb - 1) >= qt * Qb - core.band.window + pos.offset(b));
     if (pos.cached()) rb.where(key_tile * Kb < pos.lengths(b));
     // A key tile a predicate cannot keep for the whole query tile (its bounds over the block, from the
     // expression): a test per tile, not per pair. A key tile that every predicate that fills blocks keeps

@@ -24,6 +24,8 @@
 
 #include <boost/hana/concat.hpp>
 
+#include <string_view>
+
 namespace attnforge::dsl {
 
 struct causal_mask {
@@ -84,21 +86,23 @@ constexpr auto predicate(Fn fn) {
 template <class Expr>
 struct sliding_window_spec : predicate_spec<Expr> {
     using tag = sliding_window_spec_tag;
-    int window;
+    int window;                     // known when generating; -1: the run-time input's
+    std::string_view window_input;  // the name of the scalar input holding the window, where it is run-time
     static constexpr auto label = fixed_string("sliding_window");
 };
 constexpr auto sliding_window(int window) {
     auto p = predicate(
         [window](auto, auto, auto q_idx, auto kv_idx) { return q_idx >= kv_idx && q_idx - kv_idx <= window; });
-    return sliding_window_spec<decltype(p.expr)>{{p.expr}, window};
+    return sliding_window_spec<decltype(p.expr)>{{p.expr}, window, {}};
 }
 
-// The same with the window a run-time input (a scalar_index, window()): a predicate whose bounds the streaming
-// kernels evaluate per block with the window the call gives, so they skip as the built-in band does.
+// The same with the window a run-time input (a scalar_index, window()): kernels bound their loops by the window the
+// call gives (key panels, key tiles), as by a window known when generating.
 template <class Window>
 requires is_input<Window>::value constexpr auto sliding_window(Window window) {
-    return predicate(
+    auto p = predicate(
         [window](auto, auto, auto q_idx, auto kv_idx) { return q_idx >= kv_idx && q_idx - kv_idx <= window(); });
+    return sliding_window_spec<decltype(p.expr)>{{p.expr}, -1, Window::name.view()};
 }
 
 template <class Len>

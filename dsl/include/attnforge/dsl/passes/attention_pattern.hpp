@@ -22,6 +22,7 @@
 #include <boost/hana/tuple.hpp>
 
 #include <algorithm>
+#include <string_view>
 #include <type_traits>
 
 namespace attnforge::dsl {
@@ -80,10 +81,12 @@ template <class Spec>
 inline constexpr bool is_run_time_mask = is_a<Spec, key_padding_spec_tag> || is_a<Spec, boolean_mask_spec_tag> ||
                                          is_a<Spec, additive_mask_spec_tag> || is_a<Spec, predicate_spec_tag>;
 
-// The keys the band masks leave to query q: [q − window, q] (causal: window < 0, every key up to q).
+// The keys the band masks leave to query q: [q − window, q] (causal: window < 0, every key up to q). A window known
+// only at run time is the value of the scalar input window_input (where window < 0).
 struct key_band {
     bool causal = false;
     int window = -1;
+    std::string_view window_input;
 };
 
 // The pattern's values when the softmax itself is the result.
@@ -138,8 +141,13 @@ struct attention_pattern {
                 if constexpr (is_a<Spec, causal_spec_tag>) {
                     b.causal = true;
                 } else if constexpr (is_a<Spec, sliding_window_spec_tag>) {
+                    // Two windows: the one known when generating bounds the loops (either alone is a superset of
+                    // the pairs both keep; the predicates remove the rest).
                     b.causal = true;
-                    b.window = b.window < 0 ? layer.spec.window : std::min(b.window, layer.spec.window);
+                    if (layer.spec.window >= 0)
+                        b.window = b.window < 0 ? layer.spec.window : std::min(b.window, layer.spec.window);
+                    else if (b.window_input.empty())
+                        b.window_input = layer.spec.window_input;
                 }
             }
         });
