@@ -25,8 +25,8 @@ namespace attnforge::codegen {
 // a polynomial below 0.625) was as accurate but cost twice the operations, and soft-capping then ran
 // at 0.67 of causal attention's speed.
 // |x|, the clamp and the sign are integer operations on the bits, so ±∞ never meets the float
-// arithmetic: under Halide's fast-math flags (no infinities) tanh(+∞) came out −1. NaN → NaN
-// (Halide::is_nan, which those flags cannot fold away).
+// arithmetic: under Halide's fast-math flags (no infinities) tanh(+∞) came out −1. NaN → NaN (an integer test
+// of the bits, which those flags cannot fold away).
 inline Halide::Expr vector_tanh(const Halide::Expr& x) {
     using Halide::Expr;
     if (x.type() != Halide::Float(32)) return Halide::tanh(x);  // the fit is float32's
@@ -42,7 +42,10 @@ inline Halide::Expr vector_tanh(const Halide::Expr& x) {
     for (float c : {2.376312467e-02f, 4.625250315e-01f, 1.0f}) q = q * y + c;
     const Expr t = Halide::min(a * p / q, 1.0f);
     const Expr signed_result = Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(t) | sign);
-    return Halide::select(Halide::is_nan(x), x, signed_result);
+    // NaN stays NaN. Tested on the bits (a magnitude above +∞'s): Halide::is_nan would evaluate x again with strict
+    // arithmetic, a run-time cap's reciprocal (score · (1 / cap)) included, a scalar division per vector.
+    const Expr is_nan = magnitude > Halide::Internal::make_const(Halide::UInt(32), uint64_t{0x7f800000u});
+    return Halide::select(is_nan, x, signed_result);
 }
 
 // e^x, 2^x and ln x: Halide's inline polynomials (Halide::exp, Halide::pow, Halide::log: no library

@@ -66,9 +66,11 @@ requires is_input<Slopes>::value constexpr auto alibi(Slopes slopes) {
 constexpr auto soft_cap(double cap) {
     return [cap](auto score, auto, auto, auto, auto) { return ex::tanh(score / cap) * cap; };
 }
+// With a run-time cap the division is a product by its reciprocal, one per call: a division per score costs
+// a divider's throughput (the constant cap's division is folded into a product when generating).
 template <class Cap>
 requires is_input<Cap>::value constexpr auto soft_cap(Cap cap) {
-    return [cap](auto score, auto, auto, auto, auto) { return ex::tanh(score / cap()) * cap(); };
+    return [cap](auto score, auto, auto, auto, auto) { return ex::tanh(score * (1.0 / cap())) * cap(); };
 }
 
 }  // namespace attnforge::dsl
