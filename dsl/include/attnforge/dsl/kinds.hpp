@@ -159,13 +159,14 @@ enum class default_rule { required, inverse_sqrt_head_width, constant, alibi_slo
 // A run-time scalar: a window length, a soft-cap, any number a predicate or modifier reads with no index
 // (window()); int32 where Integer. Rank 0, the same for every batch entry; inside a kernel it is one value, so
 // a predicate's bounds over a block read it (block skipping from a run-time window). Optional: a call may leave it
-// out, and then it is Default (a built-in variant's former constant: sliding_window_attention's 128).
-template <bool Integer = false, bool Optional = false, double Default = 0>
+// out, and then it is DefaultNum / DefaultDen (a built-in variant's former constant: sliding_window_attention's
+// 128). A ratio of integers, not a double: clang before 18 takes no floating-point template arguments.
+template <bool Integer = false, bool Optional = false, long long DefaultNum = 0, long long DefaultDen = 1>
 struct scalar_kind {
     static constexpr bool batched = false;
     static constexpr bool integer = Integer;
     static constexpr default_rule when_missing = Optional ? default_rule::constant : default_rule::required;
-    static constexpr double default_value = Default;
+    static constexpr double default_value = static_cast<double>(DefaultNum) / static_cast<double>(DefaultDen);
     static constexpr auto label = values_label<Integer, "scalar_index()", "scalar_value()">();
 };
 
@@ -244,8 +245,8 @@ template <bool I>
 struct is_batch_values<batch_values_kind<I>> : std::true_type {};
 template <class K>
 struct is_scalar : std::false_type {};
-template <bool I, bool O, double D>
-struct is_scalar<scalar_kind<I, O, D>> : std::true_type {};
+template <bool I, bool O, long long N, long long D>
+struct is_scalar<scalar_kind<I, O, N, D>> : std::true_type {};
 template <class K>
 struct is_head_values : std::false_type {};
 template <int H, default_rule R>

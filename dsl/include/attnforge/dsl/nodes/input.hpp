@@ -113,18 +113,36 @@ constexpr auto batch_indices() {
     return input_node<Name, batch_values_kind<true>>{};
 }
 
-// () float32: one number for the whole call (a soft-cap), read as cap() by predicates and modifiers. With a Default
-// (scalar_value<"cap", 20.0>()) a call may leave it out.
-template <fixed_string Name, double... Default>
-requires(sizeof...(Default) <= 1) constexpr auto scalar_value() {
-    return input_node<Name, scalar_kind<false, sizeof...(Default) == 1, (0.0 + ... + Default)>>{};
+namespace detail {
+// A default given as integers: none, N, or N / D.
+template <long long... Ratio>
+struct default_ratio {
+    static constexpr long long num = 0, den = 1;
+};
+template <long long N>
+struct default_ratio<N> {
+    static constexpr long long num = N, den = 1;
+};
+template <long long N, long long D>
+struct default_ratio<N, D> {
+    static_assert(D != 0, "attnforge: a default's denominator must not be 0");
+    static constexpr long long num = N, den = D;
+};
+}  // namespace detail
+
+// () float32: one number for the whole call (a soft-cap), read as cap() by predicates and modifiers. With a default
+// a call may leave it out: scalar_value<"cap", 20>(), or a ratio, scalar_value<"cap", 1, 2>() for 0.5.
+template <fixed_string Name, long long... Default>
+requires(sizeof...(Default) <= 2) constexpr auto scalar_value() {
+    using R = detail::default_ratio<Default...>;
+    return input_node<Name, scalar_kind<false, sizeof...(Default) != 0, R::num, R::den>>{};
 }
 
 // () int32: one integer for the whole call (a window length), read as window(). With a Default
 // (scalar_index<"window", 128>()) a call may leave it out.
-template <fixed_string Name, int... Default>
+template <fixed_string Name, long long... Default>
 requires(sizeof...(Default) <= 1) constexpr auto scalar_index() {
-    return input_node<Name, scalar_kind<true, sizeof...(Default) == 1, static_cast<double>((0 + ... + Default))>>{};
+    return input_node<Name, scalar_kind<true, sizeof...(Default) == 1, detail::default_ratio<Default...>::num>>{};
 }
 
 // (H) float32: one number per head (H the heads', run-time by default), read as slopes(h).

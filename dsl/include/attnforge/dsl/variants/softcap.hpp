@@ -7,7 +7,7 @@
 
 namespace attnforge::dsl::variants {
 
-inline constexpr auto softcap = scalar_value<"cap", 20.0>();
+inline constexpr auto softcap = scalar_value<"cap", 20>();
 
 inline constexpr auto softcap_attention = make_graph<"softcap_attention">(
     weighted_sum(softmax(mask(modify(score(sdpa_q, sdpa_k, sdpa_scale), soft_cap(softcap)), causal)), sdpa_v));
