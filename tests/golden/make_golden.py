@@ -226,9 +226,16 @@ def case_alibi(b, lq, lk, h=8, slopes=None):
     return t, {}, o, p
 
 
-def case_softcap(b, h, lq, lk, cap=20.0, given=False):
-    t = sdpa_inputs(b, h, lq, lk, qscale=4)  # large scores, so that the cap matters
-    o, p = attend(t["q"], t["k"], t["v"], causal(lq, lk), modifier=lambda s, *_: cap * np.tanh(s / cap))
+def case_softcap(b, h, lq, lk, cap=20.0, given=False, window=None, hkv=None):
+    """window: keys at most that far back from the query's (top-left) position, given as an input (Gemma-2's local
+    layers); None: no window (the variant's default)."""
+    t = sdpa_inputs(b, h, lq, lk, qscale=4, hkv=hkv)  # large scores, so that the cap matters
+    allowed = causal(lq, lk)
+    if window is not None:
+        i, j = np.arange(lq)[:, None], np.arange(lk)[None, :]
+        allowed = allowed & (i - j <= window)
+        t["window"] = np.array(window, dtype=np.int32)
+    o, p = attend(t["q"], t["k"], t["v"], allowed, modifier=lambda s, *_: cap * np.tanh(s / cap))
     if given:
         t["cap"] = np.array(cap, dtype=np.float32)
     return t, {}, o, p
@@ -327,12 +334,19 @@ def decode_allowed(kv_length, lq, lmax, window=None):
     return allowed[:, None]  # (B, 1, Lq, Lmax)
 
 
-def case_decode(h, lq, lmax, kv_length, hkv=None, e=64, window=None, rotate=False):
+def case_decode(h, lq, lmax, kv_length, hkv=None, e=64, window=None, rotate=False, cap=None, given=False):
+    """cap: scores soft-capped, cap·tanh(s/cap); given: the window and the cap passed as inputs (else the
+    variant's defaults are what the reference assumes)."""
     b = len(kv_length)
     hkv = h if hkv is None else hkv
     t = {"q": act(b, h, lq, e), "k": act(b, hkv, lmax, e), "v": act(b, hkv, lmax, e)}
     q = rope(t["q"], offsets=np.asarray(kv_length) - lq) if rotate else t["q"]  # queries at their cache positions
-    o, p = attend(q, t["k"], t["v"], decode_allowed(kv_length, lq, lmax, window))
+    modifier = None if cap is None else (lambda s, *_: cap * np.tanh(s / cap))
+    o, p = attend(q, t["k"], t["v"], decode_allowed(kv_length, lq, lmax, window), modifier=modifier)
+    if given and window is not None:
+        t["window"] = np.array(window, dtype=np.int32)
+    if given and cap is not None:
+        t["cap"] = np.array(cap, dtype=np.float32)
     return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
 
 
@@ -476,6 +490,19 @@ RUN_TIME_PARAMETER_CASES = {
     "softcap_attention": {"B1_H2_L9_cap_3.5": lambda: case_softcap(1, 2, 9, 9, cap=3.5, given=True)},
     "alibi_attention": {"B2_H3_Lq5_Lk7_slopes": lambda: case_alibi(2, 5, 7, h=3, slopes=[0.5, 0.125, 2.0])},
 }
+# Gemma-2's and Mistral's attention (contract §2): the soft-cap with and without a window, prefill and decode, and a
+# decode window a call gives. Drawn last, so that every case above keeps its numbers.
+GEMMA_AND_MISTRAL_CASES = {
+    "softcap_attention": {"B2_H4_Hkv2_L20_cap_3.5_window_6":
+                          lambda: case_softcap(2, 4, 20, 20, cap=3.5, given=True, window=6, hkv=2)},
+    "decode_softcap": {"B3_H4_Hkv2_Lq4_L40": lambda: case_decode(4, 4, 40, [40, 9, 0], hkv=2, cap=20.0),
+                       "B2_H2_Lq1_L300_cap_0.5_window_50":
+                       lambda: case_decode(2, 1, 300, [300, 129], window=50, cap=0.5, given=True),
+                       "B2_H2_Lq4_L100_large_logits":
+                       large_logits(75, lambda: case_decode(2, 4, 100, [100, 37], cap=20.0))},
+    "decode_sliding_window": {"B2_H4_Hkv2_Lq4_L60_E128_window_9":
+                              lambda: case_decode(4, 4, 60, [60, 23], hkv=2, e=128, window=9, given=True)},
+}
 for variant, extra in (("sdpa_masked", {}), ("sdpa_additive", {"additive": True}),
                        ("sdpa_causal_masked", {"is_causal": True}), ("decode_masked", {"kv_length": [40, 17]})):
     TORCH_MASK_CASES[variant]["B2_H2_L40_mask_B_1_large_logits"] = large_logits(
@@ -489,7 +516,7 @@ def main():
         np.save(os.path.join(OUT, "weights512", f"{name}.npy"), w)
     every_case = ([(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items()) +
                   list(GROUPED_HEADS_CASES.items()) + list(TORCH_MASK_CASES.items()) +
-                  list(RUN_TIME_PARAMETER_CASES.items()))
+                  list(RUN_TIME_PARAMETER_CASES.items()) + list(GEMMA_AND_MISTRAL_CASES.items()))
     for variant, cases in every_case:
         for case, make in cases.items():
             d = os.path.join(OUT, variant, case)

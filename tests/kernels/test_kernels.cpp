@@ -345,6 +345,7 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "decode_gqa",
                                                        "decode_sliding_window",
                                                        "decode_rope",
+                                                       "decode_softcap",
                                                        "sdpa_masked",
                                                        "sdpa_additive",
                                                        "sdpa_causal_masked",
@@ -443,6 +444,9 @@ BOOST_AUTO_TEST_CASE(decode_sliding_window) {
 }
 BOOST_AUTO_TEST_CASE(decode_rope) {
     check_variant("decode_rope", decode_cases(false));
+}
+BOOST_AUTO_TEST_CASE(decode_softcap) {
+    check_variant("decode_softcap", decode_cases(false));
 }
 BOOST_AUTO_TEST_CASE(sdpa_masked) {
     check_variant("sdpa_masked", torch_mask_cases(sdpa_cases(false)));

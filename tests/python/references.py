@@ -170,10 +170,14 @@ def reference(variant, inputs):
     if variant == "alibi_attention":
         bias = alibi_bias(t["q"].shape[2], t["k"].shape[2], t["q"].shape[1], g("slopes"))
         return sdpa_reference(t["q"], t["k"], t["v"], bias=bias)
-    if variant == "softcap_attention":
+    if variant == "softcap_attention":  # Gemma-2's: the cap, and a window only where the call gives one
         lq, lk = t["q"].shape[2], t["k"].shape[2]
         cap = float(t["cap"]) if "cap" in t else SOFTCAP
-        return plain_attention(t["q"], t["k"], t["v"], causal(lq, lk), lambda s: cap * torch.tanh(s / cap),
+        allowed = causal(lq, lk)
+        if "window" in t:
+            i, j = positions(lq, lk)
+            allowed = allowed & (i - j <= int(t["window"]))
+        return plain_attention(t["q"], t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap),
                                scale=g("scale"))
     if variant == "masked_attention":
         return sdpa_reference(t["q"], t["k"], t["v"], allowed=t["attn_mask"][:, None])
@@ -212,11 +216,16 @@ def reference(variant, inputs):
         q, n = t["q"], t["kv_length"]
         allowed = decode_allowed(n, q.shape[2], t["k"].shape[2]) & t["attn_mask"]
         return sdpa_reference(q, t["k"], t["v"], allowed=allowed, scale=t.get("scale"))
-    if variant in ("decode", "decode_gqa", "decode_sliding_window", "decode_rope"):
+    if variant in ("decode", "decode_gqa", "decode_sliding_window", "decode_rope", "decode_softcap"):
         q, n = t["q"], t["kv_length"]
         lq, lmax = q.shape[2], t["k"].shape[2]
         if variant == "decode_rope":
             q = rope(q, offsets=n.to(torch.int64) - lq)  # the queries at their cache positions
         window = WINDOW if variant == "decode_sliding_window" else None
-        return sdpa_reference(q, t["k"], t["v"], allowed=decode_allowed(n, lq, lmax, window), scale=t.get("scale"))
+        window = int(t["window"]) if "window" in t else window
+        allowed = decode_allowed(n, lq, lmax, window)
+        if variant == "decode_softcap":
+            cap = float(t["cap"]) if "cap" in t else SOFTCAP
+            return plain_attention(q, t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap), scale=g("scale"))
+        return sdpa_reference(q, t["k"], t["v"], allowed=allowed, scale=t.get("scale"))
     raise KeyError(f"no PyTorch reference for variant '{variant}'")

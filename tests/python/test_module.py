@@ -151,6 +151,10 @@ def test_torch_attn_masks_broadcast_over_batch_and_heads(variant):
 
 @pytest.mark.parametrize("variant, name, value", [("sliding_window_attention", "window", 3),
                                                    ("softcap_attention", "cap", 2.5),
+                                                   ("softcap_attention", "window", 3),
+                                                   ("decode_sliding_window", "window", 37),
+                                                   ("decode_softcap", "cap", 2.5),
+                                                   ("decode_softcap", "window", 50),
                                                    ("alibi_attention", "slopes", [0.5, 0.0625, 2.0])])
 def test_built_in_parameters_at_run_time(variant, name, value):
     # The window, the cap and ALiBi's slopes a call gives (a number, a 0-d or (H) array); left out, their defaults

@@ -139,7 +139,7 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
     if (rows_inside) {
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
         Var qo("qo"), qi("qi");
-        sum.specialize(core.score_extents[1] >= 4)
+        sum.specialize(core.rows >= 4)
             .split(sv[1], qo, qi, rows_at_once, TailStrategy::ShiftInwards)
             .reorder(ki, qi, ko, qo)
             .unroll(qi);
@@ -226,7 +226,7 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
         columns < e_vectors && std::max(1, core.group) * e_vectors <= vector_registers;
     Halide::Stage one_query = weighted;
     if (single_pass_for_one_query) {
-        one_query = weighted.specialize(core.score_extents[1] == 1);
+        one_query = weighted.specialize(core.rows == 1);
         split_columns(one_query, e_vectors);
     }
     split_columns(weighted, columns);
@@ -249,7 +249,7 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     };
     if (rows_inside) {
         Var qo("qo"), qi("qi");
-        Halide::Stage four = weighted.specialize(core.score_extents[1] >= rows_at_once);
+        Halide::Stage four = weighted.specialize(core.rows >= rows_at_once);
         four.split(w[1], qo, qi, rows_at_once, TailStrategy::RoundUp);
         order_value_loops(four, {qi}, qo);
         four.unroll(qi);

@@ -199,7 +199,10 @@ struct DecodeCore : CoreCommon {
     Halide::Func block_scores, block_max, block_exps, block_sum, block_weighted, state;
     Halide::Func block_max_lanes, block_sum_lanes;
     Halide::Func split_max, merged;
-    int group = 1;  // query heads per KV head (Hq / Hkv)
+    int group = 1;  // query heads per KV head (Hq / Hkv) where fixed; 1 where run-time (then rows holds them)
+    // The query rows a task computes for its KV head (the second dimension of the tile's Funcs and of state): Lq, or
+    // where the group is run-time Lq · (H / Hkv), row r being query r % Lq of the task's head r / Lq.
+    Halide::Expr rows;
 };
 
 // One type per strategy: a schedule visits the one it gets.

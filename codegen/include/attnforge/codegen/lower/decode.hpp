@@ -29,18 +29,25 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     fill_common(core, in);
     core.values = values;
     core.head_width = head_width;
-    const int group = heads.fixed;  // a fixed group's heads together per task (run-time: one head a task)
+    // A task is a KV head hk's: a fixed group's heads g together (h = hk · group + g); a run-time group's heads as
+    // query rows q (query q % Lq of head hk · group + q / Lq, g of extent 1), so that the schedule takes several of
+    // them inside the keys as it takes a head's several queries. Either way K and V are read once per KV head.
+    const int group = heads.fixed;
     core.group = group;
     const int Kt = plan.key_tile, T = plan.split_keys / plan.key_tile;
     const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
+    const bool rows_of_group = heads.runtime.defined();
+    core.rows = rows_of_group ? heads.runtime * Lq : Lq;
     Halide::Var kk("kk"), q("q"), g("g"), hk("hk"), b("b"), kb("kb"), e("e"), s("s"), h("h");
-    const Expr key = kb * Kt + kk, head = hk * group + g;
-    const Expr kv_head = heads.kv_head_of_task(hk);  // where the task's K and V rows are
+    const Expr key = kb * Kt + kk;
+    const Expr query = rows_of_group ? q % Lq : Expr(q);
+    const Expr head = rows_of_group ? hk * heads.runtime + q / Lq : hk * group + g;
+    const Expr kv_head = hk;  // where the task's K and V rows are
     const Expr inf = minus_infinity();
 
     // One key tile: its scores (past Lk masked; the product reads clamped), max, exps, sum and exps · V.
     core.block_scores = Halide::Func(name + "_block_scores");
-    core.block_scores(kk, q, g, hk, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, q, head, b), inf));
+    core.block_scores(kk, q, g, hk, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, head, b), inf));
     const bool value_pairs = stored_values.defined() && Kt % 2 == 0;
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
@@ -93,18 +100,21 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
                           core.block_weighted(e, q, g, hk, b, tile) * m.take_block);
 
     // The splits merged: M = max of their maxima, l = Σ l_s·2^(m_s − M), acc = Σ acc_s·2^(m_s − M).
+    // Query q of head h: its KV head's task, its row (and head of a fixed group) there.
     Halide::RDom rs(0, (Lk + plan.split_keys - 1) / plan.split_keys, "rs");
-    const Expr hk_of = h / group, g_of = h % group;
+    const Expr hk_of = rows_of_group ? h / heads.runtime : h / group;
+    const Expr row_of = rows_of_group ? (h % heads.runtime) * Lq + q : Expr(q);
+    const Expr g_of = rows_of_group ? Expr(0) : h % group;
+    auto state_of = [&](const Expr& column) { return core.state(column, row_of, g_of, hk_of, b, rs); };
     core.split_max = Halide::Func(name + "_split_max");
     core.split_max(q, h, b) = inf;
-    core.split_max(q, h, b) = Halide::max(core.split_max(q, h, b), core.state(0, q, g_of, hk_of, b, rs)[0]);
-    const Expr m_split = core.state(0, q, g_of, hk_of, b, rs)[0], top = core.split_max(q, h, b);
+    core.split_max(q, h, b) = Halide::max(core.split_max(q, h, b), state_of(0)[0]);
+    const Expr m_split = state_of(0)[0], top = core.split_max(q, h, b);
     const Expr factor = ieee(Halide::select(m_split == inf, 0.0f, softmax_exp2(m_split - top)));
     core.merged = Halide::Func(name + "_merged");
     core.merged(e, q, h, b) = Halide::Tuple(0.0f, 0.0f);
-    core.merged(e, q, h, b) =
-        Halide::Tuple(core.merged(e, q, h, b)[0] + core.state(e, q, g_of, hk_of, b, rs)[1] * factor,
-                      core.merged(e, q, h, b)[1] + core.state(e, q, g_of, hk_of, b, rs)[2] * factor);
+    core.merged(e, q, h, b) = Halide::Tuple(core.merged(e, q, h, b)[0] + state_of(e)[1] * factor,
+                                            core.merged(e, q, h, b)[1] + state_of(e)[2] * factor);
     Halide::Func out(name);
     const Expr l = core.merged(e, q, h, b)[0];
     out(e, q, h, b) = ieee(Halide::select(l == 0.0f, 0.0f, core.merged(e, q, h, b)[1] / l));

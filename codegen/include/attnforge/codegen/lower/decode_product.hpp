@@ -90,6 +90,10 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
 
 // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the lanes combine
 // in expressions (below), no loop over them.
+// Where the group is run-time, the product is a KV head's: sum (k, r, hk, b) over the rows r of all the group's
+// query heads (query r % Lq of head hk · group + r / Lq), so that the schedule takes several of them inside the keys
+// as it takes several queries of one head (each K row loaded once for them: GQA decode is MHA decode with group·Lq
+// query rows, as PyTorch's decode folds a group into the query axis); scores read it back per (query, head).
 inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const DecodePlan& plan) {
     const int lanes = plan.lanes, E = in.head_width, keys = plan.keys_per_step;
     const std::string& name = in.name;
@@ -97,6 +101,17 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     Halide::Var u("u");
     Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
     per_lane(u, kv, qi, h, b) = 0.0f;
+    const Halide::Expr Lq = in.q.extents[1], group = in.heads.runtime;
+    const bool rows_of_group = group.defined();
+    const Halide::Expr rows = rows_of_group ? group * Lq : Lq;
+    // Per row (qi) and head (h): the query and the query head Q is read at, the KV head K is read at.
+    Halide::Expr query = in.query, query_head = h, key_head = in.heads.kv_head(h);
+    if (rows_of_group) {
+        const Halide::Expr row = Halide::clamp(qi, 0, rows - 1);  // rows past the last are computed, never read
+        query = row % Lq;
+        query_head = h * group + row / Lq;
+        key_head = h;
+    }
     const bool pairs = in.stored_pairs && E % (2 * lanes) == 0;
     if (pairs) {
         // bf16 Q and K as stored: a row of K holds its pairs of e adjacent already, so lane u sums the pairs
@@ -105,12 +120,12 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         Halide::RDom eo(0, 2, 0, E / (2 * lanes), "eo");
         const Halide::Expr column = 2 * (eo.y * lanes + u) + eo.x;
         per_lane(u, kv, qi, h, b) +=
-            pair_product(in.q.stored({column, in.query, h, b}), in.k.stored(column, in.key, in.heads.kv_head(h), b));
+            pair_product(in.q.stored({column, query, query_head, b}), in.k.stored(column, in.key, key_head, b));
     } else {
         Halide::RDom eo(0, E / lanes, "eo");
         const Halide::Expr column = eo * lanes + u;
         per_lane(u, kv, qi, h, b) +=
-            in.q.func(column, in.query, h, b) * in.k.element(column, in.key, in.heads.kv_head(h), b);
+            in.q.func(column, query, query_head, b) * in.k.element(column, in.key, key_head, b);
     }
     // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
     // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
@@ -125,7 +140,10 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         lane_sum(), [&](int m) { return per_lane(j + keys * m, kv, qi, h, b); }, lanes / keys);
     sum(kv, qi, h, b) = combine_lanes(
         lane_sum(), [&](int m) { return fold(m, kv, qi, h, b); }, keys);
-    f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
+    if (rows_of_group)
+        f(kv, qi, h, b) = sum(kv, (h % group) * Lq + qi, h / group, b) * in.scale;
+    else
+        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
     ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
     product.decode.per_lane = per_lane;
     product.decode.lane_fold = fold;

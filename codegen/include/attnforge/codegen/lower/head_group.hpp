@@ -12,7 +12,8 @@ namespace attnforge::codegen {
 
 struct HeadGroup {
     // The group where the graph fixes it; 1 where it is run-time (the decode strategy lays a fixed group's heads
-    // along the vector lanes, lower/decode_product.hpp; a run-time group takes one head at a time).
+    // along the vector lanes, lower/decode_product.hpp; a run-time group's heads become query rows of their KV
+    // head, lower/decode.hpp).
     int fixed = 1;
     // H / Hkv at run time (at least 1); undefined where the group is fixed.
     Halide::Expr runtime;
@@ -22,9 +23,6 @@ struct HeadGroup {
         if (runtime.defined()) return h / runtime;
         return fixed == 1 ? h : h / fixed;
     }
-    // The key/value head of the decode strategy's head index hk: a key/value head where the group is fixed, a
-    // query head where it is run-time (one head at a time).
-    Halide::Expr kv_head_of_task(const Halide::Expr& hk) const { return runtime.defined() ? hk / runtime : hk; }
 };
 
 // The group of a pattern whose queries have Hq heads and keys Hkv (static counts, or dsl::runtime_heads /
