@@ -227,8 +227,8 @@ def case_alibi(b, lq, lk, h=8, slopes=None):
 
 
 def case_softcap(b, h, lq, lk, cap=20.0, given=False, window=None, hkv=None):
-    """window: keys at most that far back from the query's (top-left) position, given as an input (Gemma-2's local
-    layers); None: no window (the variant's default)."""
+    """window: keys at most that far back from the query's (top-left) position, an input
+    (softcap_sliding_window_attention: Gemma-2's local layers); None: softcap_attention's causal mask alone."""
     t = sdpa_inputs(b, h, lq, lk, qscale=4, hkv=hkv)  # large scores, so that the cap matters
     allowed = causal(lq, lk)
     if window is not None:
@@ -493,8 +493,11 @@ RUN_TIME_PARAMETER_CASES = {
 # Gemma-2's and Mistral's attention (contract §2): the soft-cap with and without a window, prefill and decode, and a
 # decode window a call gives. Drawn last, so that every case above keeps its numbers.
 GEMMA_AND_MISTRAL_CASES = {
-    "softcap_attention": {"B2_H4_Hkv2_L20_cap_3.5_window_6":
-                          lambda: case_softcap(2, 4, 20, 20, cap=3.5, given=True, window=6, hkv=2)},
+    "softcap_sliding_window_attention": {"B2_H4_Hkv2_L20_cap_3.5_window_6":
+                                         lambda: case_softcap(2, 4, 20, 20, cap=3.5, given=True, window=6, hkv=2),
+                                         "B1_H2_L9_window_2": lambda: case_softcap(1, 2, 9, 9, window=2),
+                                         "B1_H2_L40_window_13_large_logits":
+                                         large_logits(75, lambda: case_softcap(1, 2, 40, 40, window=13))},
     "decode_softcap": {"B3_H4_Hkv2_Lq4_L40": lambda: case_decode(4, 4, 40, [40, 9, 0], hkv=2, cap=20.0),
                        "B2_H2_Lq1_L300_cap_0.5_window_50":
                        lambda: case_decode(2, 1, 300, [300, 129], window=50, cap=0.5, given=True),

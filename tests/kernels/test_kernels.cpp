@@ -324,6 +324,7 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "sdpa_causal",
                                                        "sliding_window_attention",
                                                        "softcap_attention",
+                                                       "softcap_sliding_window_attention",
                                                        "masked_attention",
                                                        "alibi_attention",
                                                        "mha",
@@ -375,6 +376,9 @@ BOOST_AUTO_TEST_CASE(sliding_window_attention) {
 }
 BOOST_AUTO_TEST_CASE(softcap_attention) {
     check_variant("softcap_attention", sdpa_cases(false));
+}
+BOOST_AUTO_TEST_CASE(softcap_sliding_window_attention) {  // kernels for E = 256 (Gemma-2's) only
+    check_variant("softcap_sliding_window_attention", sdpa_cases(false));
 }
 BOOST_AUTO_TEST_CASE(masked_attention) {
     check_variant("masked_attention", sdpa_cases(false));

@@ -14,6 +14,7 @@ VARIANT_SIZES = {
     "relative_position_attention": {"Lq": 9, "Lkv": 300},
     "sdpa_causal": {"E": 96}, "decode": {"Lq": 4, "E": 128}, "decode_gqa": {"Lq": 1, "Lkv": 150},
     "decode_sliding_window": {"Lq": 4, "Lkv": 200}, "decode_rope": {"Lq": 4}, "decode_softcap": {"Lq": 4, "Lkv": 200},
+    "softcap_sliding_window_attention": {"E": 256, "Lq": 40, "Lkv": 40},
     "sdpa_masked": {"H": 4, "Hkv": 2}, "sdpa_causal_masked": {"E": 128, "Lkv": 150}, "decode_masked": {"Lq": 4},
 }
 
@@ -51,6 +52,8 @@ def make_inputs(variant, generator, sizes=None):
             elif name == "attn_mask":
                 keep[0, 1, :] = False  # a fully masked query row
             out[name] = keep
+        elif spec["dtype"] == "int32" and name == "window":  # a window a variant requires (others' are optional)
+            out[name] = torch.tensor(5, dtype=torch.int32)
         elif spec["dtype"] == "int32":
             b = shape[0]
             if name == "kv_length":

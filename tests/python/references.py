@@ -170,7 +170,7 @@ def reference(variant, inputs):
     if variant == "alibi_attention":
         bias = alibi_bias(t["q"].shape[2], t["k"].shape[2], t["q"].shape[1], g("slopes"))
         return sdpa_reference(t["q"], t["k"], t["v"], bias=bias)
-    if variant == "softcap_attention":  # Gemma-2's: the cap, and a window only where the call gives one
+    if variant in ("softcap_attention", "softcap_sliding_window_attention"):  # Gemma-2's: the cap (and a window)
         lq, lk = t["q"].shape[2], t["k"].shape[2]
         cap = float(t["cap"]) if "cap" in t else SOFTCAP
         allowed = causal(lq, lk)

@@ -151,7 +151,6 @@ def test_torch_attn_masks_broadcast_over_batch_and_heads(variant):
 
 @pytest.mark.parametrize("variant, name, value", [("sliding_window_attention", "window", 3),
                                                    ("softcap_attention", "cap", 2.5),
-                                                   ("softcap_attention", "window", 3),
                                                    ("decode_sliding_window", "window", 37),
                                                    ("decode_softcap", "cap", 2.5),
                                                    ("decode_softcap", "window", 50),

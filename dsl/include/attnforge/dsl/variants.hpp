@@ -39,7 +39,8 @@ inline constexpr auto builtin_variants = hana::make_tuple(
     variants::positional_self_attention_layer, variants::mqa, variants::prefix_lm_attention,
     variants::document_attention, variants::relative_position_attention, variants::rope_attention,
     variants::decoder_layer, variants::decode_sliding_window, variants::decode_rope, variants::sdpa_masked,
-    variants::sdpa_additive, variants::sdpa_causal_masked, variants::decode_masked, variants::decode_softcap);
+    variants::sdpa_additive, variants::sdpa_causal_masked, variants::decode_masked, variants::decode_softcap,
+    variants::softcap_sliding_window_attention);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>
