@@ -449,7 +449,7 @@ BOOST_AUTO_TEST_CASE(decode_sliding_window) {
 BOOST_AUTO_TEST_CASE(decode_rope) {
     check_variant("decode_rope", decode_cases(false));
 }
-BOOST_AUTO_TEST_CASE(decode_softcap) {
+BOOST_AUTO_TEST_CASE(decode_softcap) {  // kernels for E = 256 (Gemma-2's) only
     check_variant("decode_softcap", decode_cases(false));
 }
 BOOST_AUTO_TEST_CASE(sdpa_masked) {
