@@ -13,7 +13,8 @@ VARIANT_SIZES = {
     "sliding_window_attention": {"Lq": 150, "Lkv": 150},
     "relative_position_attention": {"Lq": 9, "Lkv": 300},
     "sdpa_causal": {"E": 96}, "decode": {"Lq": 4, "E": 128}, "decode_gqa": {"Lq": 1, "Lkv": 150},
-    "decode_sliding_window": {"Lq": 4, "Lkv": 200}, "decode_rope": {"Lq": 4}, "decode_softcap": {"Lq": 4, "Lkv": 200, "E": 256},
+    "decode_sliding_window": {"Lq": 4, "Lkv": 200}, "decode_rope": {"Lq": 4},
+    "decode_softcap": {"Lq": 4, "Lkv": 200, "E": 256},
     "softcap_sliding_window_attention": {"E": 256, "Lq": 40, "Lkv": 40},
     "sdpa_masked": {"H": 4, "Hkv": 2}, "sdpa_causal_masked": {"E": 128, "Lkv": 150}, "decode_masked": {"Lq": 4},
 }

@@ -37,11 +37,11 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     const int Kt = plan.key_tile, T = plan.split_keys / plan.key_tile;
     const Expr Lk = core.score_extents[0], Lq = core.score_extents[1];
     const bool rows_of_group = heads.runtime.defined();
-    core.rows = rows_of_group ? heads.runtime * Lq : Lq;
+    core.rows = heads.rows(Lq);
     Halide::Var kk("kk"), q("q"), g("g"), hk("hk"), b("b"), kb("kb"), e("e"), s("s"), h("h");
     const Expr key = kb * Kt + kk;
-    const Expr query = rows_of_group ? q % Lq : Expr(q);
-    const Expr head = rows_of_group ? hk * heads.runtime + q / Lq : hk * group + g;
+    const Expr query = heads.query_of_row(q, Lq);
+    const Expr head = rows_of_group ? heads.head_of_row(hk, q, Lq) : hk * group + g;
     const Expr kv_head = hk;  // where the task's K and V rows are
     const Expr inf = minus_infinity();
 
@@ -102,8 +102,7 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     // The splits merged: M = max of their maxima, l = Σ l_s·2^(m_s − M), acc = Σ acc_s·2^(m_s − M).
     // Query q of head h: its KV head's task, its row (and head of a fixed group) there.
     Halide::RDom rs(0, (Lk + plan.split_keys - 1) / plan.split_keys, "rs");
-    const Expr hk_of = rows_of_group ? h / heads.runtime : h / group;
-    const Expr row_of = rows_of_group ? (h % heads.runtime) * Lq + q : Expr(q);
+    const Expr hk_of = heads.kv_head(h), row_of = heads.row_of(h, q, Lq);
     const Expr g_of = rows_of_group ? Expr(0) : h % group;
     auto state_of = [&](const Expr& column) { return core.state(column, row_of, g_of, hk_of, b, rs); };
     core.split_max = Halide::Func(name + "_split_max");

@@ -101,15 +101,14 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     Halide::Var u("u");
     Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
     per_lane(u, kv, qi, h, b) = 0.0f;
-    const Halide::Expr Lq = in.q.extents[1], group = in.heads.runtime;
-    const bool rows_of_group = group.defined();
-    const Halide::Expr rows = rows_of_group ? group * Lq : Lq;
+    const Halide::Expr Lq = in.q.extents[1];
+    const bool rows_of_group = in.heads.runtime.defined();
     // Per row (qi) and head (h): the query and the query head Q is read at, the KV head K is read at.
     Halide::Expr query = in.query, query_head = h, key_head = in.heads.kv_head(h);
     if (rows_of_group) {
-        const Halide::Expr row = Halide::clamp(qi, 0, rows - 1);  // rows past the last are computed, never read
-        query = row % Lq;
-        query_head = h * group + row / Lq;
+        const Halide::Expr row = Halide::clamp(qi, 0, in.heads.rows(Lq) - 1);  // rows past the last: never read
+        query = in.heads.query_of_row(row, Lq);
+        query_head = in.heads.head_of_row(h, row, Lq);
         key_head = h;
     }
     const bool pairs = in.stored_pairs && E % (2 * lanes) == 0;
@@ -141,7 +140,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     sum(kv, qi, h, b) = combine_lanes(
         lane_sum(), [&](int m) { return fold(m, kv, qi, h, b); }, keys);
     if (rows_of_group)
-        f(kv, qi, h, b) = sum(kv, (h % group) * Lq + qi, h / group, b) * in.scale;
+        f(kv, qi, h, b) = sum(kv, in.heads.row_of(h, qi, Lq), in.heads.kv_head(h), b) * in.scale;
     else
         f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
     ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};

@@ -23,6 +23,21 @@ struct HeadGroup {
         if (runtime.defined()) return h / runtime;
         return fixed == 1 ? h : h / fixed;
     }
+
+    // The decode strategy's rows of a KV head (lower/decode.hpp): a run-time group's heads are query rows, row r
+    // being query r % Lq of query head hk · group + r / Lq; elsewhere the rows are the Lq queries of one head.
+    Halide::Expr rows(const Halide::Expr& Lq) const { return runtime.defined() ? runtime * Lq : Lq; }
+    Halide::Expr query_of_row(const Halide::Expr& r, const Halide::Expr& Lq) const {
+        return runtime.defined() ? r % Lq : r;
+    }
+    // Defined where the group is run-time only.
+    Halide::Expr head_of_row(const Halide::Expr& hk, const Halide::Expr& r, const Halide::Expr& Lq) const {
+        return hk * runtime + r / Lq;
+    }
+    // The row of query q of query head h in its KV head's task.
+    Halide::Expr row_of(const Halide::Expr& h, const Halide::Expr& q, const Halide::Expr& Lq) const {
+        return runtime.defined() ? (h % runtime) * Lq + q : q;
+    }
 };
 
 // The group of a pattern whose queries have Hq heads and keys Hkv (static counts, or dsl::runtime_heads /
