@@ -10,8 +10,19 @@ arrays and PyTorch tensors without copying them; the float64 reference interpret
     >>> fast(q=q, k=k, v=v, out=y)                           # no allocation
 
 variants(), signature(name) and kernels(name) say what there is; docs/python.md has the rest.
+attnforge.torch (torch's scaled_dot_product_attention as a custom operator) and attnforge.transformers
+(attn_implementation="attnforge") are imported on first use: torch and transformers are optional.
 """
+
+import importlib
 
 from ._native import Kernel, kernel, kernels, run, set_default_threads, signature, variants
 
 __all__ = ["Kernel", "kernel", "kernels", "run", "set_default_threads", "signature", "variants"]
+
+
+def __getattr__(name):
+    # `attnforge.torch.…` after a plain `import attnforge`, without importing torch for those who do not use it.
+    if name in ("torch", "transformers"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'attnforge' has no attribute {name!r}")

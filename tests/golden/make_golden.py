@@ -449,8 +449,11 @@ GROUPED_HEADS_CASES = {
 
 # PyTorch's attn_mask (contract §1): (B or 1, H or 1, Lq, Lk), bool or float (added), broadcast by NumPy here as by
 # torch; alone, with causal (top-left) and over a cache (bottom-right). After the cases above (their random inputs).
-def case_torch_mask(b, h, lq, lk, mask_batch, mask_heads, hkv=None, additive=False, is_causal=False, kv_length=None):
-    t = sdpa_inputs(b, h, lq, lk, hkv=hkv)
+def case_torch_mask(b, h, lq, lk, mask_batch, mask_heads, hkv=None, additive=False, is_causal=False, kv_length=None,
+                    cap=None):
+    """cap: soft-capped scores (softcap_masked, decode_softcap_masked), the cap given, large scores so it matters."""
+    t = sdpa_inputs(b, h, lq, lk, hkv=hkv, qscale=64 if cap is None else 4)
+    modifier = None if cap is None else (lambda s, *_: cap * np.tanh(s / cap))
     shape = (mask_batch, mask_heads, lq, lk)
     if additive:
         mask = (rng.uniform(-3, 3, shape)).astype(np.float32)
@@ -465,8 +468,10 @@ def case_torch_mask(b, h, lq, lk, mask_batch, mask_heads, hkv=None, additive=Fal
             allowed = allowed & causal(lq, lk)
         if kv_length is not None:
             allowed = allowed & decode_allowed(kv_length, lq, lk)
-        o, p = attend(t["q"], t["k"], t["v"], allowed)
+        o, p = attend(t["q"], t["k"], t["v"], allowed, modifier=modifier)
     t["attn_mask"] = mask
+    if cap is not None:
+        t["cap"] = np.array(cap, dtype=np.float32)
     if kv_length is not None:
         t["kv_length"] = np.array(kv_length, dtype=np.int32)
     return t, {}, o, p
@@ -506,6 +511,19 @@ GEMMA_AND_MISTRAL_CASES = {
     "decode_sliding_window": {"B2_H4_Hkv2_Lq4_L60_E128_window_9":
                               lambda: case_decode(4, 4, 60, [60, 23], hkv=2, e=128, window=9, given=True)},
 }
+# Gemma-2 as transformers calls it: soft-capped scores with its bool mask. Drawn after every case above.
+GEMMA_MASK_CASES = {
+    "softcap_masked": {"B2_H4_Hkv2_Lq6_Lk9_mask_B_1_cap_3.5": lambda: case_torch_mask(2, 4, 6, 9, 2, 1, hkv=2, cap=3.5),
+                       "B1_H2_L40_mask_1_H_cap_20_large_logits":
+                       large_logits(75, lambda: case_torch_mask(1, 2, 40, 40, 1, 2, cap=20.0))},
+    "decode_softcap_masked": {"B2_H4_Hkv2_Lq3_L12_mask_B_1_cap_3.5":
+                              lambda: case_torch_mask(2, 4, 3, 12, 2, 1, hkv=2, kv_length=[12, 5], cap=3.5),
+                              "B1_H2_Lq1_L9_mask_1_1_cap_0.5": lambda: case_torch_mask(1, 2, 1, 9, 1, 1, kv_length=[7],
+                                                                                       cap=0.5),
+                              "B2_H2_Lq4_L40_mask_B_1_cap_20_large_logits":
+                              large_logits(75, lambda: case_torch_mask(2, 2, 4, 40, 2, 1, kv_length=[40, 17],
+                                                                       cap=20.0))},
+}
 for variant, extra in (("sdpa_masked", {}), ("sdpa_additive", {"additive": True}),
                        ("sdpa_causal_masked", {"is_causal": True}), ("decode_masked", {"kv_length": [40, 17]})):
     TORCH_MASK_CASES[variant]["B2_H2_L40_mask_B_1_large_logits"] = large_logits(
@@ -519,7 +537,8 @@ def main():
         np.save(os.path.join(OUT, "weights512", f"{name}.npy"), w)
     every_case = ([(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items()) +
                   list(GROUPED_HEADS_CASES.items()) + list(TORCH_MASK_CASES.items()) +
-                  list(RUN_TIME_PARAMETER_CASES.items()) + list(GEMMA_AND_MISTRAL_CASES.items()))
+                  list(RUN_TIME_PARAMETER_CASES.items()) + list(GEMMA_AND_MISTRAL_CASES.items()) +
+                  list(GEMMA_MASK_CASES.items()))
     for variant, cases in every_case:
         for case, make in cases.items():
             d = os.path.join(OUT, variant, case)

@@ -350,7 +350,9 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "sdpa_masked",
                                                        "sdpa_additive",
                                                        "sdpa_causal_masked",
-                                                       "decode_masked"};
+                                                       "decode_masked",
+                                                       "softcap_masked",
+                                                       "decode_softcap_masked"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -463,6 +465,12 @@ BOOST_AUTO_TEST_CASE(sdpa_causal_masked) {
 }
 BOOST_AUTO_TEST_CASE(decode_masked) {
     check_variant("decode_masked", torch_mask_cases(decode_cases(false)));
+}
+BOOST_AUTO_TEST_CASE(softcap_masked) {  // kernels for E = 256 (Gemma-2's) only
+    check_variant("softcap_masked", torch_mask_cases(sdpa_cases(false)));
+}
+BOOST_AUTO_TEST_CASE(decode_softcap_masked) {  // kernels for E = 256 only
+    check_variant("decode_softcap_masked", torch_mask_cases(decode_cases(false)));
 }
 
 // Masked self-attention, then cross-attention to memory with its padding masked (a fully padded

@@ -17,6 +17,7 @@ VARIANT_SIZES = {
     "decode_softcap": {"Lq": 4, "Lkv": 200, "E": 256},
     "softcap_sliding_window_attention": {"E": 256, "Lq": 40, "Lkv": 40},
     "sdpa_masked": {"H": 4, "Hkv": 2}, "sdpa_causal_masked": {"E": 128, "Lkv": 150}, "decode_masked": {"Lq": 4},
+    "softcap_masked": {"E": 256, "H": 4, "Hkv": 2}, "decode_softcap_masked": {"E": 256, "Lq": 4},
 }
 
 

@@ -216,6 +216,12 @@ def reference(variant, inputs):
         q, n = t["q"], t["kv_length"]
         allowed = decode_allowed(n, q.shape[2], t["k"].shape[2]) & t["attn_mask"]
         return sdpa_reference(q, t["k"], t["v"], allowed=allowed, scale=t.get("scale"))
+    if variant in ("softcap_masked", "decode_softcap_masked"):  # Gemma-2 as transformers calls it
+        cap = float(t["cap"]) if "cap" in t else SOFTCAP
+        allowed = t["attn_mask"]
+        if variant == "decode_softcap_masked":
+            allowed = decode_allowed(t["kv_length"], t["q"].shape[2], t["k"].shape[2]) & allowed
+        return plain_attention(t["q"], t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap), scale=g("scale"))
     if variant in ("decode", "decode_gqa", "decode_sliding_window", "decode_rope", "decode_softcap"):
         q, n = t["q"], t["kv_length"]
         lq, lmax = q.shape[2], t["k"].shape[2]
@@ -229,3 +235,19 @@ def reference(variant, inputs):
             return plain_attention(q, t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap), scale=g("scale"))
         return sdpa_reference(q, t["k"], t["v"], allowed=allowed, scale=t.get("scale"))
     raise KeyError(f"no PyTorch reference for variant '{variant}'")
+
+
+def bound(variant, inputs, ref, dtype="float32"):
+    """docs/contract.md §5: 1e-4·(1 + max|ref|) plus, where q and k are inputs, the float32 rounding of the
+    scores 2·√E·2⁻²⁴·S·V; 5e-3 (bf16) or 2e-3 (fp16) · (1 + max|ref|) for 16-bit storage."""
+    top = 1 + ref.abs().max().item()
+    if dtype != "float32":
+        return (5e-3 if dtype == "bf16" else 2e-3) * top
+    term = 0.0
+    if "q" in inputs and "k" in inputs:
+        q, k, v = (inputs[n].to(torch.float64) for n in ("q", "k", "v"))
+        e = q.shape[-1]
+        k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+        s = (q.abs() @ k.abs().transpose(-1, -2)).max().item() / math.sqrt(e)
+        term = 2 * math.sqrt(e) * 2.0 ** -24 * s * v.abs().max().item()
+    return 1e-4 * top + term

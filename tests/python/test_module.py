@@ -15,23 +15,7 @@ import pytest
 import torch
 
 from inputs import make_inputs, sizes_of
-from references import reference
-
-
-def bound(variant, inputs, ref, dtype="float32"):
-    """docs/contract.md §5: 1e-4·(1 + max|ref|) plus, where q and k are inputs, the float32 rounding of the
-    scores 2·√E·2⁻²⁴·S·V; 5e-3 (bf16) or 2e-3 (fp16) · (1 + max|ref|) for 16-bit storage."""
-    top = 1 + ref.abs().max().item()
-    if dtype != "float32":
-        return (5e-3 if dtype == "bf16" else 2e-3) * top
-    term = 0.0
-    if "q" in inputs and "k" in inputs:
-        q, k, v = (inputs[n].to(torch.float64) for n in ("q", "k", "v"))
-        e = q.shape[-1]
-        k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
-        s = (q.abs() @ k.abs().transpose(-1, -2)).max().item() / math.sqrt(e)
-        term = 2 * math.sqrt(e) * 2.0 ** -24 * s * v.abs().max().item()
-    return 1e-4 * top + term
+from references import bound, reference
 
 
 @pytest.mark.parametrize("variant", attnforge.variants())
@@ -117,7 +101,8 @@ def test_scale_is_optional_a_number_or_a_0d_array(variant):
         attnforge.run(variant, scale=np.zeros(2, np.float32), **inputs)
 
 
-@pytest.mark.parametrize("variant", ["sdpa_masked", "sdpa_additive", "sdpa_causal_masked", "decode_masked"])
+@pytest.mark.parametrize("variant", ["sdpa_masked", "sdpa_additive", "sdpa_causal_masked", "decode_masked",
+                                     "softcap_masked", "decode_softcap_masked"])
 def test_torch_attn_masks_broadcast_over_batch_and_heads(variant):
     # PyTorch's attn_mask (contract §1): bool (True = attend) or float (added, −inf excludes), of shape
     # (B or 1, H or 1, Lq, Lk) as transformers passes it ((B, 1, Lq, Lk)); a bound kernel takes the same.
@@ -154,6 +139,8 @@ def test_torch_attn_masks_broadcast_over_batch_and_heads(variant):
                                                    ("decode_sliding_window", "window", 37),
                                                    ("decode_softcap", "cap", 2.5),
                                                    ("decode_softcap", "window", 50),
+                                                   ("softcap_masked", "cap", 2.5),
+                                                   ("decode_softcap_masked", "cap", 2.5),
                                                    ("alibi_attention", "slopes", [0.5, 0.0625, 2.0])])
 def test_built_in_parameters_at_run_time(variant, name, value):
     # The window, the cap and ALiBi's slopes a call gives (a number, a 0-d or (H) array); left out, their defaults

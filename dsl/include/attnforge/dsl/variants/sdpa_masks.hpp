@@ -7,10 +7,14 @@
 //   sdpa_causal_masked   bool attn_mask and causal (top-left), both applying
 //   decode_masked        decode (a cache, bottom-right causal) with a bool attn_mask over the cache's slots
 //                        (B or 1, H or 1, Lq, Lmax): transformers' mask over a static cache
+//   softcap_masked       soft-capped scores (softcap_attention's, run-time cap) with a bool attn_mask: Gemma-2 as
+//                        transformers calls it, the mask carrying causality, its window and padding
+//   decode_softcap_masked  the same over a cache (decode_masked's form)
 #pragma once
 
 #include <attnforge/dsl/variants/common.hpp>
 #include <attnforge/dsl/variants/decode.hpp>
+#include <attnforge/dsl/variants/softcap.hpp>
 
 namespace attnforge::dsl::variants {
 
@@ -25,5 +29,10 @@ inline constexpr auto sdpa_causal_masked = make_graph<"sdpa_causal_masked">(
     attention(sdpa_q, sdpa_k, sdpa_v, sdpa_scale, causal, boolean_mask(torch_bool_mask)));
 inline constexpr auto decode_masked = make_graph<"decode_masked">(
     attention(sdpa_q, sdpa_k, sdpa_v, sdpa_scale, kv_cache(kv_length), causal, boolean_mask(torch_bool_mask)));
+
+inline constexpr auto softcap_masked =
+    make_graph<"softcap_masked">(weighted_sum(softmax(mask(softcapped_scores, boolean_mask(torch_bool_mask))), sdpa_v));
+inline constexpr auto decode_softcap_masked = make_graph<"decode_softcap_masked">(weighted_sum(
+    softmax(mask(mask(mask(softcapped_scores, kv_cache(kv_length)), causal), boolean_mask(torch_bool_mask))), sdpa_v));
 
 }  // namespace attnforge::dsl::variants

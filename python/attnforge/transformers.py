@@ -1,0 +1,73 @@
+"""attnforge as a transformers attention implementation (docs/contract.md §6, docs/pytorch.md).
+
+    >>> import attnforge.transformers
+    >>> attnforge.transformers.register()
+    >>> model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="attnforge")
+
+register() adds an attention function and a mask function under one name. The mask function is transformers'
+own `sdpa_mask` (bool masks, True = the pair takes part, and no mask at all where a plain causal one does), so
+the model hands the attention function what it would hand SDPA; the attention function computes it with the
+operator of attnforge.torch: GQA without repeating keys and values, the output written in the (B, L, H, E)
+layout the model reshapes, a soft-cap where the model passes one (Gemma-2), and over a static cache only the
+slots the mask keeps are read.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import torch as _attnforge_torch  # registers torch.ops.attnforge.attention
+
+__all__ = ["register", "attention_forward", "NAME"]
+
+NAME = "attnforge"
+
+
+def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      attention_mask: torch.Tensor | None, dropout: float = 0.0, scaling: float | None = None,
+                      is_causal: bool | None = None, softcap: float | None = None, **kwargs):
+    """transformers' attention-function signature: query (B, Hq, Lq, E), key and value (B, Hkv, Lk, E) as the
+    model has them (caches included), the mask its mask function made. Returns ((B, Lq, Hq, E), None)."""
+    if dropout:
+        raise ValueError(f"attnforge: attention dropout {dropout} in training mode is not supported "
+                         "(model.eval() for inference)")
+    if kwargs.get("position_bias") is not None:
+        raise ValueError("attnforge: a position_bias (T5-style) is not supported by this attention implementation")
+    if kwargs.get("s_aux") is not None:
+        raise ValueError("attnforge: attention sinks (s_aux) are not supported by this attention implementation")
+    if kwargs.get("output_attentions", False):
+        raise ValueError("attnforge: output_attentions=True needs the attention weights; use "
+                         "attn_implementation='eager' for them")
+    _attnforge_torch._refuse_unsupported(query, key, value, attention_mask, 0.0)
+    Lq, Lk = query.shape[2], key.shape[2]
+    # The sdpa integration's reading of a missing mask (masking_utils skips it exactly where this is right):
+    # causal for a prompt, nothing for one query over its cache.
+    causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+    causal = Lq > 1 and attention_mask is None and causal
+    if causal and Lk > Lq:
+        # A prompt into an empty static cache: keys past the prompt are empty slots, which top-left causality
+        # never reaches; the views keep the kernels from walking them.
+        key, value = key[:, :, :Lq], value[:, :, :Lq]
+    if attention_mask is not None and attention_mask.dim() == 4 and attention_mask.shape[-1] > key.shape[2]:
+        attention_mask = attention_mask[..., : key.shape[2]]
+    _attnforge_torch._check_arguments(query, key, value, attention_mask, causal, True, True)
+    out, _ = torch.ops.attnforge.attention(query, key, value, attention_mask, bool(causal),
+                                           None if scaling is None else float(scaling),
+                                           None if softcap is None else float(softcap), False, True)
+    return out, None
+
+
+def register(name: str = NAME) -> str:
+    """Makes `attn_implementation=name` ("attnforge") available to transformers models; returns the name.
+
+    Registers the attention function and, under the same name, transformers' SDPA mask function (without a
+    mask function of its name a model would build no causal mask at all)."""
+    try:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+    except ImportError as error:
+        raise ImportError("attnforge.transformers needs the transformers package (pip install transformers)") \
+            from error
+    AttentionInterface.register(name, attention_forward)
+    AttentionMaskInterface.register(name, sdpa_mask)
+    return name
