@@ -31,18 +31,22 @@ except ImportError:  # tools/bootstrap build installs neither (test does): CTest
 import attnforge.transformers
 
 
-def model_configs(layers, vocab, mlp):
+def model_configs(layers, vocab, mlp=None):
     """(name, model class, config): each model's attention as published (heads, KV heads, head width, scale,
-    soft-cap, window), `layers` layers, a vocabulary of `vocab` and an MLP of width `mlp`."""
-    common = dict(num_hidden_layers=layers, vocab_size=vocab, intermediate_size=mlp, max_position_embeddings=8192)
+    soft-cap, window), `layers` layers, a vocabulary of `vocab` and an MLP of width `mlp` (None: as published)."""
+    common = dict(num_hidden_layers=layers, vocab_size=vocab, max_position_embeddings=8192)
+    width = lambda published: dict(intermediate_size=mlp or published)  # noqa: E731
     return [
         ("Llama-3-8B", transformers.LlamaForCausalLM, transformers.LlamaConfig(
-            hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, rope_theta=500000.0, **common)),
+            hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, rope_theta=500000.0, **width(14336),
+            **common)),
         ("Qwen2.5-7B", transformers.Qwen2ForCausalLM, transformers.Qwen2Config(
-            hidden_size=3584, num_attention_heads=28, num_key_value_heads=4, rope_theta=1000000.0, **common)),
+            hidden_size=3584, num_attention_heads=28, num_key_value_heads=4, rope_theta=1000000.0, **width(18944),
+            **common)),
         ("Gemma-2-2B", transformers.Gemma2ForCausalLM, transformers.Gemma2Config(
             hidden_size=2304, num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
-            attn_logit_softcapping=50.0, final_logit_softcapping=30.0, query_pre_attn_scalar=256, **common)),
+            attn_logit_softcapping=50.0, final_logit_softcapping=30.0, query_pre_attn_scalar=256, **width(9216),
+            **common)),
     ]
 
 

@@ -104,6 +104,11 @@ def test_only_the_slots_a_static_cache_mask_keeps_are_read(monkeypatch):
     monkeypatch.setattr(attnforge._native, "run", lambda v_, **kw: seen.append((v_, kw["k"].shape)) or run(v_, **kw))
     check(sdpa(q, k, v, attn_mask=mask, enable_gqa=True), q, k, v, attn_mask=mask)
     assert seen == [("decode_masked", (B, Hkv, 300, E))]
+    # Without the padding the mask keeps every slot it leaves: no mask at all, the decode kernel.
+    seen.clear()
+    mask[1, :, :, :20] = True
+    check(sdpa(q, k, v, attn_mask=mask, enable_gqa=True), q, k, v, attn_mask=mask)
+    assert seen == [("decode", (B, Hkv, 300, E))]
 
 
 def test_fully_masked_rows_are_zeros():

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Whole models in transformers with attn_implementation = attnforge, sdpa and flex_attention (eager where sdpa
+refuses the model: Gemma-2's soft-cap): the prompt's time (prefill), the time per generated token (decode), and the
+part of each spent in attention (the model's attention function, timed around every call), per implementation.
+
+The models are examples/python/transformers_generate.py's: Llama-3-8B, Qwen2.5-7B and Gemma-2-2B as published
+(hidden size, heads, KV heads, head width, MLP width, soft-cap, window) with random weights, `--layers` layers and
+a vocabulary of 4096 (the LM head of 128k-256k entries is not attention's business and would dominate decode).
+Outputs first: every implementation's greedy tokens and prompt logits against the first's (the same weights).
+
+    OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/transformers_e2e.py --batch 1 --prompt 4096 --cache static \\
+        --threads 2 --out results.json
+
+Decode: `--new-tokens` steps after the prompt, each a forward of one token per sequence through the model's
+cache (dynamic: the concatenated keys; static: buffers of prompt + new tokens slots, as generate() makes them); the
+median step. Prefill: one forward of the prompt into an empty cache, after a warm-up of the same prompt and a step
+(a compiling implementation, flex_attention, compiles there).
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+import transformers
+from transformers.modeling_utils import AttentionInterface
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "python"))
+from transformers_generate import build, model_configs  # noqa: E402
+
+import attnforge  # noqa: E402
+import attnforge.transformers  # noqa: E402
+
+ATTENTION_SECONDS = [0.0]
+
+
+def time_attention_functions():
+    """Every attention function a model looks up (at each forward) is returned timed: the seconds accumulate in
+    ATTENTION_SECONDS, whichever implementation it is (eager is a model's own function, not in the registry)."""
+    lookup = AttentionInterface.get_interface
+
+    def timed_lookup(self, implementation, default):
+        function = lookup(self, implementation, default)
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            result = function(*args, **kwargs)
+            ATTENTION_SECONDS[0] += time.perf_counter() - start
+            return result
+        return timed
+    AttentionInterface.get_interface = timed_lookup
+
+
+def make_cache(model, kind, batch, length):
+    if kind == "static":
+        return transformers.StaticCache(config=model.config, max_cache_len=length)
+    return transformers.DynamicCache(config=model.config)
+
+
+def forward(model, ids, mask, cache, position):
+    """One forward through the cache at `position` (tokens already in it): the last position's logits."""
+    length = ids.shape[1]
+    cache_position = torch.arange(position, position + length)
+    with torch.no_grad():
+        out = model(ids, attention_mask=mask[:, : position + length], past_key_values=cache,
+                    cache_position=cache_position, use_cache=True)
+    return out.logits[:, -1]
+
+
+def measure(model, ids, mask, cache_kind, new_tokens):
+    """(prefill s, its attention s, median decode step s, that step's attention s, tokens, prompt logits)."""
+    batch, prompt = ids.shape
+    total = prompt + new_tokens
+    full_mask = torch.cat([mask, torch.ones(batch, new_tokens, dtype=mask.dtype)], dim=1)
+    # Warm-up: the prompt and a step, as timed below (allocations, first calls, a compiling peer's compilation).
+    warm = make_cache(model, cache_kind, batch, total)
+    logits = forward(model, ids, full_mask, warm, 0)
+    forward(model, logits.argmax(-1, keepdim=True), full_mask, warm, prompt)
+    del warm
+    cache = make_cache(model, cache_kind, batch, total)
+    ATTENTION_SECONDS[0] = 0.0
+    start = time.perf_counter()
+    logits = forward(model, ids, full_mask, cache, 0)
+    prefill = time.perf_counter() - start
+    prefill_attention = ATTENTION_SECONDS[0]
+    prompt_logits = logits.float()
+    tokens, steps = [], []
+    for step in range(new_tokens):
+        token = logits.argmax(-1, keepdim=True)
+        tokens.append(token)
+        if step == new_tokens - 1:
+            break
+        ATTENTION_SECONDS[0] = 0.0
+        start = time.perf_counter()
+        logits = forward(model, token, full_mask, cache, prompt + step)
+        steps.append((time.perf_counter() - start, ATTENTION_SECONDS[0]))
+    step_time = statistics.median(s for s, _ in steps)
+    step_attention = statistics.median(a for _, a in steps)
+    return prefill, prefill_attention, step_time, step_attention, torch.cat(tokens, 1), prompt_logits
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="Llama-3-8B,Qwen2.5-7B,Gemma-2-2B")
+    parser.add_argument("--batch", default="1,4")
+    parser.add_argument("--prompt", default="512,4096")
+    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--dtype", default="float32,bfloat16")
+    parser.add_argument("--cache", default="dynamic,static")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--implementations", default="attnforge,sdpa,flex_attention")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--out", help="JSON file of the rows")
+    args = parser.parse_args()
+    split = lambda text, kind=str: [kind(x) for x in text.split(",")]  # noqa: E731
+    attnforge.transformers.register()
+    time_attention_functions()
+    g = torch.Generator().manual_seed(1)
+    rows = []
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; {args.layers} layers, vocabulary "
+          f"4096; ms (attention's part); decode: median of {args.new_tokens - 1} steps")
+    print(f"{'model':11} {'B':>2} {'prompt':>6} {'dtype':8} {'cache':7} {'thr':>3} {'implementation':15} "
+          f"{'prefill ms':>16} {'decode ms/token':>18}  outputs")
+    for name, cls, config in model_configs(args.layers, 4096):
+        if name not in split(args.models):
+            continue
+        for dtype_name in split(args.dtype):
+            dtype = getattr(torch, dtype_name)
+            implementations = [("eager" if i == "sdpa" and name.startswith("Gemma") else i)
+                               for i in split(args.implementations)]
+            models = {i: build(cls, config, i, dtype) for i in implementations}
+            for batch in split(args.batch, int):
+                for prompt in split(args.prompt, int):
+                    ids = torch.randint(1, 4096, (batch, prompt), generator=g)
+                    mask = torch.ones_like(ids)
+                    mask[1:, : prompt // 8] = 0  # left padding beside the first, full, prompt
+                    for cache in split(args.cache):
+                        for threads in split(args.threads, int):
+                            torch.set_num_threads(threads)
+                            attnforge.set_default_threads(threads)
+                            first = None
+                            for implementation, model in models.items():
+                                try:
+                                    result = measure(model, ids, mask, cache, args.new_tokens)
+                                except Exception as error:  # a peer that cannot run this cell: say why
+                                    lines = str(error).splitlines() or [type(error).__name__]
+                                    why = next((l for l in lines if "error:" in l), lines[0]).strip()
+                                    print(f"{name:11} {batch:2} {prompt:6} {dtype_name:8} {cache:7} {threads:3} "
+                                          f"{implementation:15} failed: {type(error).__name__}: {why[:200]}")
+                                    rows.append(dict(model=name, batch=batch, prompt=prompt, dtype=dtype_name,
+                                                     cache=cache, threads=threads, implementation=implementation,
+                                                     failed=f"{type(error).__name__}: {why}"))
+                                    continue
+                                prefill, prefill_att, step, step_att, tokens, logits = result
+                                check = "reference"
+                                if first is None:
+                                    first = tokens, logits
+                                else:
+                                    same = torch.equal(tokens, first[0])
+                                    apart = (logits - first[1]).abs().max().item()
+                                    check = f"{'same tokens' if same else 'TOKENS DIFFER'}, logits {apart:.1e}"
+                                row = dict(model=name, batch=batch, prompt=prompt, dtype=dtype_name, cache=cache,
+                                           threads=threads, implementation=implementation,
+                                           prefill_ms=prefill * 1e3, prefill_attention_ms=prefill_att * 1e3,
+                                           decode_ms=step * 1e3, decode_attention_ms=step_att * 1e3,
+                                           new_tokens=args.new_tokens, layers=args.layers, check=check)
+                                rows.append(row)
+                                print(f"{name:11} {batch:2} {prompt:6} {dtype_name:8} {cache:7} {threads:3} "
+                                      f"{implementation:15} {prefill * 1e3:8.1f} ({prefill_att * 1e3:7.1f}) "
+                                      f"{step * 1e3:9.2f} ({step_att * 1e3:7.2f})  {check}", flush=True)
+                                if args.out:
+                                    with open(args.out, "w") as f:
+                                        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
