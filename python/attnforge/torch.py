@@ -52,7 +52,7 @@ def _variant(has_mask: bool, mask_is_bool: bool, is_causal: bool, softcap: Optio
     return "decode_masked" if Lq == 1 else "sdpa_masked"
 
 
-def _check_arguments(query, key, value, attn_mask, is_causal, enable_gqa, heads_last):
+def _check_arguments(query, key, value, attn_mask, is_causal, enable_gqa):
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"attnforge: {name} must be a torch.Tensor, got {type(t).__name__}")
@@ -189,7 +189,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     NaN; return_lse=True also returns the rows' log-sum-exp (B, Hq, Lq) float32, as flex_attention does.
     """
     _refuse_unsupported(query, key, value, attn_mask, dropout_p)
-    _check_arguments(query, key, value, attn_mask, is_causal, enable_gqa, False)
+    _check_arguments(query, key, value, attn_mask, is_causal, enable_gqa)
     out, lse = call(query, key, value, attn_mask, bool(is_causal), None if scale is None else float(scale), None,
                     bool(return_lse), False)
     return (out, lse) if return_lse else out

@@ -50,7 +50,7 @@ def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.T
         key, value = key[:, :, :Lq], value[:, :, :Lq]
     if attention_mask is not None and attention_mask.dim() == 4 and attention_mask.shape[-1] > key.shape[2]:
         attention_mask = attention_mask[..., : key.shape[2]]
-    _attnforge_torch._check_arguments(query, key, value, attention_mask, causal, True, True)
+    _attnforge_torch._check_arguments(query, key, value, attention_mask, causal, True)
     out, _ = _attnforge_torch.call(query, key, value, attention_mask, bool(causal),
                                    None if scaling is None else float(scaling),
                                    None if softcap is None else float(softcap), False, True)
