@@ -17,6 +17,7 @@ median step. Prefill: the median of `--prefill-repeats` forwards of the prompt i
 the same prompt and a step (a compiling implementation, flex_attention, compiles there).
 """
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -108,6 +109,17 @@ def measure(model, ids, mask, cache_kind, new_tokens, prefill_repeats):
     return prefill, prefill_attention, step_time, step_attention, torch.cat(tokens, 1), prompt_logits, margins
 
 
+def compare(tokens, logits, reference):
+    """Greedy tokens and the last prompt position's logits against the reference implementation's."""
+    ref_tokens, ref_logits, ref_margins = reference
+    apart = (logits - ref_logits).abs().max().item()
+    differ = (tokens != ref_tokens).any(0).nonzero()
+    if differ.numel() == 0:
+        return f"same tokens, logits {apart:.1e}"
+    at = int(differ[0, 0])  # random weights: near-ties; how near was the reference's choice there?
+    return f"tokens differ from step {at} (reference's top-two margin there {ref_margins[at]:.1e}), logits {apart:.1e}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="Llama-3-8B,Qwen2.5-7B,Gemma-2-2B")
@@ -133,66 +145,52 @@ def main():
           f"4096; ms (attention's part); decode: median of {args.new_tokens - 1} steps")
     print(f"{'model':11} {'B':>2} {'prompt':>6} {'dtype':8} {'cache':7} {'thr':>3} {'implementation':15} "
           f"{'prefill ms':>16} {'decode ms/token':>18}  outputs")
+    prompts = {}  # (B, prompt) -> (ids, mask): the same tokens for every cache, thread count and implementation
     for name, cls, config in model_configs(args.layers, 4096):
         if name not in split(args.models):
             continue
         for dtype_name in split(args.dtype):
-            dtype = getattr(torch, dtype_name)
             implementations = [("eager" if i == "sdpa" and name.startswith("Gemma") else i)
                                for i in split(args.implementations)]
             # One model, its attention switched between implementations: separate instances' weights land in
             # memory differently (huge pages or not), which moved the rest of a step by up to ±6 %.
-            model = build(cls, config, implementations[0], dtype)
-            for batch in split(args.batch, int):
-                for prompt in split(args.prompt, int):
+            model = build(cls, config, implementations[0], getattr(torch, dtype_name))
+            for batch, prompt, cache, threads in itertools.product(split(args.batch, int), split(args.prompt, int),
+                                                                   split(args.cache), split(args.threads, int)):
+                if (batch, prompt) not in prompts:
                     ids = torch.randint(1, 4096, (batch, prompt), generator=g)
                     mask = torch.ones_like(ids)
                     mask[1:, : prompt // 8] = 0  # left padding beside the first, full, prompt
-                    for cache in split(args.cache):
-                        for threads in split(args.threads, int):
-                            torch.set_num_threads(threads)
-                            attnforge.set_default_threads(threads)
-                            first = None
-                            for implementation in implementations:
-                                model.set_attn_implementation(implementation)
-                                try:
-                                    result = measure(model, ids, mask, cache, args.new_tokens,
-                                                     args.prefill_repeats)
-                                except Exception as error:  # a peer that cannot run this cell: say why
-                                    lines = str(error).splitlines() or [type(error).__name__]
-                                    why = next((l for l in lines if "error:" in l), lines[0]).strip()
-                                    print(f"{name:11} {batch:2} {prompt:6} {dtype_name:8} {cache:7} {threads:3} "
-                                          f"{implementation:15} failed: {type(error).__name__}: {why[:200]}")
-                                    rows.append(dict(model=name, batch=batch, prompt=prompt, dtype=dtype_name,
-                                                     cache=cache, threads=threads, implementation=implementation,
-                                                     failed=f"{type(error).__name__}: {why}"))
-                                    continue
-                                prefill, prefill_att, step, step_att, tokens, logits, margins = result
-                                check = "reference"
-                                if first is None:
-                                    first = tokens, logits, margins
-                                else:
-                                    apart = (logits - first[1]).abs().max().item()
-                                    differ = (tokens != first[0]).any(0).nonzero()
-                                    if differ.numel() == 0:
-                                        check = f"same tokens, logits {apart:.1e}"
-                                    else:  # random weights: near-ties; how near was the reference's choice?
-                                        at = int(differ[0, 0])
-                                        check = (f"tokens differ from step {at} (reference's top-two margin there "
-                                                 f"{first[2][at]:.1e}), logits {apart:.1e}")
-                                row = dict(model=name, batch=batch, prompt=prompt, dtype=dtype_name, cache=cache,
-                                           threads=threads, implementation=implementation,
-                                           prefill_ms=prefill * 1e3, prefill_attention_ms=prefill_att * 1e3,
-                                           decode_ms=step * 1e3, decode_attention_ms=step_att * 1e3,
-                                           new_tokens=args.new_tokens, layers=args.layers, check=check)
-                                rows.append(row)
-                                print(f"{name:11} {batch:2} {prompt:6} {dtype_name:8} {cache:7} {threads:3} "
-                                      f"{implementation:15} {prefill * 1e3:8.1f} ({prefill_att * 1e3:7.1f}) "
-                                      f"{step * 1e3:9.2f} ({step_att * 1e3:7.2f})  {check}", flush=True)
-                                if args.out:
-                                    with open(args.out, "w") as f:
-                                        json.dump(rows, f, indent=1)
-
+                    prompts[batch, prompt] = ids, mask
+                torch.set_num_threads(threads)
+                attnforge.set_default_threads(threads)
+                cell = dict(model=name, batch=batch, prompt=prompt, dtype=dtype_name, cache=cache, threads=threads)
+                label = f"{name:11} {batch:2} {prompt:6} {dtype_name:8} {cache:7} {threads:3}"
+                reference = None
+                for implementation in implementations:
+                    model.set_attn_implementation(implementation)
+                    try:
+                        result = measure(model, *prompts[batch, prompt], cache, args.new_tokens, args.prefill_repeats)
+                    except Exception as error:  # a peer that cannot run this cell: say why
+                        lines = str(error).splitlines() or [type(error).__name__]
+                        why = f"{type(error).__name__}: " + next((l for l in lines if "error:" in l), lines[0]).strip()
+                        print(f"{label} {implementation:15} failed: {why[:200]}")
+                        rows.append(dict(cell, implementation=implementation, failed=why))
+                        continue
+                    prefill, prefill_att, step, step_att, tokens, logits, margins = result
+                    if reference is None:
+                        reference, check = (tokens, logits, margins), "reference"
+                    else:
+                        check = compare(tokens, logits, reference)
+                    rows.append(dict(cell, implementation=implementation, prefill_ms=prefill * 1e3,
+                                     prefill_attention_ms=prefill_att * 1e3, decode_ms=step * 1e3,
+                                     decode_attention_ms=step_att * 1e3, new_tokens=args.new_tokens,
+                                     layers=args.layers, check=check))
+                    print(f"{label} {implementation:15} {prefill * 1e3:8.1f} ({prefill_att * 1e3:7.1f}) "
+                          f"{step * 1e3:9.2f} ({step_att * 1e3:7.2f})  {check}", flush=True)
+                    if args.out:
+                        with open(args.out, "w") as f:
+                            json.dump(rows, f, indent=1)
 
 if __name__ == "__main__":
     main()

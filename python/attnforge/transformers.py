@@ -48,8 +48,6 @@ def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.T
         # A prompt into an empty static cache: keys past the prompt are empty slots, which top-left causality
         # never reaches; the views keep the kernels from walking them.
         key, value = key[:, :, :Lq], value[:, :, :Lq]
-    if attention_mask is not None and attention_mask.dim() == 4 and attention_mask.shape[-1] > key.shape[2]:
-        attention_mask = attention_mask[..., : key.shape[2]]
     _attnforge_torch._check_arguments(query, key, value, attention_mask, causal, True)
     out, _ = _attnforge_torch.call(query, key, value, attention_mask, bool(causal),
                                    None if scaling is None else float(scaling),
