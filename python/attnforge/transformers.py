@@ -38,7 +38,6 @@ def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.T
     if kwargs.get("output_attentions", False):
         raise ValueError("attnforge: output_attentions=True needs the attention weights; use "
                          "attn_implementation='eager' for them")
-    _attnforge_torch._refuse_unsupported(query, key, value, attention_mask, 0.0)
     Lq, Lk = query.shape[2], key.shape[2]
     # The sdpa integration's reading of a missing mask (masking_utils skips it exactly where this is right):
     # causal for a prompt, nothing for one query over its cache.
@@ -48,10 +47,9 @@ def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.T
         # A prompt into an empty static cache: keys past the prompt are empty slots, which top-left causality
         # never reaches; the views keep the kernels from walking them.
         key, value = key[:, :, :Lq], value[:, :, :Lq]
-    _attnforge_torch._check_arguments(query, key, value, attention_mask, causal, True)
     out, _ = _attnforge_torch.call(query, key, value, attention_mask, bool(causal),
                                    None if scaling is None else float(scaling),
-                                   None if softcap is None else float(softcap), False, True)
+                                   None if softcap is None else float(softcap), True, False, True)
     return out, None
 
 

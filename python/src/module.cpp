@@ -2,13 +2,13 @@
 // reference interpreter for Python callers. docs/python.md is the user's page.
 #include "bound_kernel.hpp"
 #include "calls.hpp"
-
+#include "torch_attention.hpp"
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
 #include <attnforge/runtime/storage_types.hpp>
 
-#include <nanobind/stl/map.h>
 #include <cstdint>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -191,6 +191,31 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
           nb::sig("def _last_call_addresses() -> dict[str, int]"),
           "For tests: the addresses the last kernel call on this thread handed to the kernel, each input's by "
           "name and the result's under '' (run(), Kernel.__call__).");
+
+    m.def("torch_attention", &torch_attention, "query"_a, "key"_a, "value"_a, "attn_mask"_a.none(), "is_causal"_a,
+          "scale"_a.none(), "softcap"_a.none(), "enable_gqa"_a, "return_lse"_a, "heads_last"_a,
+          nb::sig("def torch_attention(query: object, key: object, value: object, attn_mask: object | None, "
+                  "is_causal: bool, scale: float | None, softcap: float | None, enable_gqa: bool, return_lse: bool, "
+                  "heads_last: bool) -> tuple[object, object | None]"),
+          "The body of attnforge.torch's operator on torch tensors (docs/pytorch.md): torch's checks, the variant "
+          "for the arguments, one kernel call. Returns (output, lse or None).");
+
+    m.def(
+        "_last_torch_call",
+        [] {
+            const TorchCall& c = last_torch_call();
+            nb::dict shapes;
+            for (const auto& [name, shape] : c.shapes) shapes[name.c_str()] = nb::tuple(nb::cast(shape));
+            nb::dict d;
+            d["variant"] = c.variant;
+            d["kernel"] = c.kernel;
+            d["dtype"] = c.dtype;
+            d["shapes"] = shapes;
+            return d;
+        },
+        nb::sig("def _last_torch_call() -> dict[str, object]"),
+        "For tests: what the last torch_attention call on this thread ran: its variant, kernel ('' when no key "
+        "was left), storage type and each input's shape.");
 
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");

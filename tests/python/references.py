@@ -251,3 +251,18 @@ def bound(variant, inputs, ref, dtype="float32"):
         s = (q.abs() @ k.abs().transpose(-1, -2)).max().item() / math.sqrt(e)
         term = 2 * math.sqrt(e) * 2.0 ** -24 * s * v.abs().max().item()
     return 1e-4 * top + term
+
+
+def recorded_torch_calls(monkeypatch):
+    """The list every attnforge.torch call (its extension's body) appends to, while the test runs: what it ran
+    (`_native._last_torch_call()`: variant, kernel, dtype, each input's shape)."""
+    import attnforge
+    calls, native = [], attnforge._native.torch_attention
+
+    def recorded(*arguments):
+        result = native(*arguments)
+        calls.append(attnforge._native._last_torch_call())
+        return result
+
+    monkeypatch.setattr(attnforge._native, "torch_attention", recorded)
+    return calls

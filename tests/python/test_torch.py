@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from attnforge.torch import scaled_dot_product_attention as sdpa
 
-from references import bound
+from references import bound, recorded_torch_calls
 
 
 def reference(q, k, v, attn_mask=None, is_causal=False, scale=None, softcap=None):
@@ -55,7 +55,7 @@ def test_matches_torch_without_mask(B, Hq, Hkv, Lq, Lk, E, is_causal):
         assert torch.allclose(got, F.scaled_dot_product_attention(q, k, v, is_causal=is_causal), atol=1e-5)
 
 
-@pytest.mark.parametrize("mask_shape", ["B1LS", "1HLS", "LS", "B11S", "BHLS"])
+@pytest.mark.parametrize("mask_shape", ["B1LS", "1HLS", "LS", "B11S", "BHLS", "BHL1"])
 @pytest.mark.parametrize("kind", ["bool", "float"])
 @pytest.mark.parametrize("Lq", [1, 20])
 def test_masks_broadcast_as_torch_broadcasts_them(mask_shape, kind, Lq):
@@ -92,6 +92,14 @@ def test_strided_views_are_read_in_place():
     check(sdpa(q, k, v, is_causal=True), q, k, v, is_causal=True)
 
 
+def test_views_whose_rows_are_not_contiguous_are_copied():
+    # Every other element of E: no kernel reads such rows in place; the front door copies them first.
+    q, k, v = qkv(1, 4, 4, 7, 30, 128, seed=10)
+    q2, k2, v2 = q[..., ::2], k[..., ::2], v[..., ::2]
+    assert q2.stride(-1) == 2
+    check(sdpa(q2, k2, v2), q2, k2, v2)
+
+
 def test_only_the_slots_a_static_cache_mask_keeps_are_read(monkeypatch):
     # One query over a static cache of 4096 slots, 300 of them written: the kernel gets the first 300.
     B, Hq, Hkv, Lmax, E = 2, 8, 2, 4096, 64
@@ -99,15 +107,15 @@ def test_only_the_slots_a_static_cache_mask_keeps_are_read(monkeypatch):
     mask = torch.zeros(B, 1, 1, Lmax, dtype=torch.bool)
     mask[:, :, :, :300] = True
     mask[1, :, :, :20] = False  # left padding
-    seen = []
-    run = attnforge._native.run
-    monkeypatch.setattr(attnforge._native, "run", lambda v_, **kw: seen.append((v_, kw["k"].shape)) or run(v_, **kw))
+    calls = recorded_torch_calls(monkeypatch)
     check(sdpa(q, k, v, attn_mask=mask, enable_gqa=True), q, k, v, attn_mask=mask)
+    seen = [(c["variant"], c["shapes"]["k"]) for c in calls]
     assert seen == [("decode_masked", (B, Hkv, 300, E))]
     # Without the padding the mask keeps every slot it leaves: no mask at all, the decode kernel.
-    seen.clear()
+    calls.clear()
     mask[1, :, :, :20] = True
     check(sdpa(q, k, v, attn_mask=mask, enable_gqa=True), q, k, v, attn_mask=mask)
+    seen = [(c["variant"], c["shapes"]["k"]) for c in calls]
     assert seen == [("decode", (B, Hkv, 300, E))]
 
 
@@ -125,9 +133,9 @@ def test_custom_op_passes_opcheck():
     q, k, v = qkv(2, 4, 2, 9, 30, 64, seed=7)
     mask = torch.rand(2, 1, 9, 30) < 0.8
     op = torch.ops.attnforge.attention.default
-    torch.library.opcheck(op, (q, k, v, None, True, None, None, True, False))
-    torch.library.opcheck(op, (q, k, v, mask, False, 0.25, None, False, True))
-    torch.library.opcheck(op, (q[:, :, :1], k, v, None, False, None, None, False, True))
+    torch.library.opcheck(op, (q, k, v, None, True, None, None, True, True, False))
+    torch.library.opcheck(op, (q, k, v, mask, False, 0.25, None, True, False, True))
+    torch.library.opcheck(op, (q[:, :, :1], k, v, None, False, None, None, True, False, True))
 
 
 def test_compiles_with_fullgraph():

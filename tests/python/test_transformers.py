@@ -8,6 +8,7 @@ import attnforge
 import attnforge.transformers
 import pytest
 import torch
+from references import recorded_torch_calls
 
 transformers = pytest.importorskip("transformers")
 
@@ -93,13 +94,11 @@ def test_prompt_logits_within_the_bound(model, padded):
 def test_bf16_models_run_bf16_kernels(model, monkeypatch):
     ref, ours = build(model, baseline(model), torch.bfloat16), build(model, "attnforge", torch.bfloat16)
     ids, mask = prompt(2, 24, padded=True)
-    seen = []
-    run = attnforge._native.run
-    monkeypatch.setattr(attnforge._native, "run", lambda variant, **kw: seen.append(kw["q"].dtype) or run(variant, **kw))
+    calls = recorded_torch_calls(monkeypatch)
     with torch.no_grad():
         expected = ref(ids, attention_mask=mask).logits.float()
         got = ours(ids, attention_mask=mask).logits
-    assert got.dtype == torch.bfloat16 and seen and all(d == torch.bfloat16 for d in seen)
+    assert got.dtype == torch.bfloat16 and calls and all(c["dtype"] == "bf16" for c in calls)
     keep = mask.bool()
     err = (got.float() - expected)[keep].abs().max().item()
     assert err <= logit_bound(expected[keep], torch.bfloat16), err
@@ -109,16 +108,12 @@ def test_static_cache_decoding_reads_only_the_written_slots(monkeypatch):
     # A static cache of 256 slots: each decoding step's kernel gets the keys written so far, not all 256.
     model = build("llama", "attnforge", torch.float32)
     ids, mask = prompt(2, 30, padded=True)
-    calls = []
-    run = attnforge._native.run
-    monkeypatch.setattr(attnforge._native, "run",
-                        lambda variant, **kw: calls.append((variant, kw["q"].shape[2], kw["k"].shape[2])) or
-                        run(variant, **kw))
+    calls = recorded_torch_calls(monkeypatch)
     cache = transformers.StaticCache(config=model.config, max_cache_len=256)
     with torch.no_grad():
         model.generate(ids, attention_mask=mask, max_new_tokens=5, do_sample=False, pad_token_id=0,
                        past_key_values=cache)
-    steps = [c for c in calls if c[1] == 1]
+    steps = [(c["variant"], c["shapes"]["q"][2], c["shapes"]["k"][2]) for c in calls if c["shapes"]["q"][2] == 1]
     assert steps and all(variant == "decode_masked" for variant, _, _ in steps)
     # Two layers per step; the step after a prompt of 30 reads 31 keys, the last of 4 steps 34.
     assert [lk for _, _, lk in steps] == [31, 31, 32, 32, 33, 33, 34, 34]

@@ -1,0 +1,140 @@
+#include "torch_tensors.hpp"
+
+#include <attnforge/errors.hpp>
+
+#include <nanobind/stl/string.h>
+
+namespace attnforge::python {
+
+namespace {
+
+// torch's objects the per-call path uses, looked up once (torch is imported by attnforge.torch before any call)
+// and kept for the process: never released, so that nothing touches Python while it shuts down.
+struct Torch {
+    PyObject* tensor_type;
+    PyObject* empty;
+    PyObject* is_grad_enabled;
+    PyObject* dtypes[4];      // TorchType's order: float32, bfloat16, float16, bool
+    PyObject* dtype_keyword;  // ("dtype",): torch.empty's keyword, for a vectorcall
+    PyObject* data_ptr;       // interned attribute names
+    PyObject* shape;
+    PyObject* stride;
+    PyObject* dtype;
+    PyObject* requires_grad;
+    PyObject* is_cpu;
+    PyObject* device;
+};
+
+const Torch& torch_objects() {
+    static const Torch t = [] {
+        nb::module_ torch = nb::module_::import_("torch");
+        auto keep = [](nb::object o) { return o.release().ptr(); };
+        Torch r{};
+        r.tensor_type = keep(torch.attr("Tensor"));
+        r.empty = keep(torch.attr("empty"));
+        r.is_grad_enabled = keep(torch.attr("is_grad_enabled"));
+        const char* names[] = {"float32", "bfloat16", "float16", "bool"};
+        for (int i = 0; i < 4; ++i) r.dtypes[i] = keep(torch.attr(names[i]));
+        r.dtype_keyword = keep(nb::make_tuple("dtype"));
+        r.data_ptr = PyUnicode_InternFromString("data_ptr");
+        r.shape = PyUnicode_InternFromString("shape");
+        r.stride = PyUnicode_InternFromString("stride");
+        r.dtype = PyUnicode_InternFromString("dtype");
+        r.requires_grad = PyUnicode_InternFromString("requires_grad");
+        r.is_cpu = PyUnicode_InternFromString("is_cpu");
+        r.device = PyUnicode_InternFromString("device");
+        return r;
+    }();
+    return t;
+}
+
+nb::object attribute(nb::handle o, PyObject* name) {
+    PyObject* r = PyObject_GetAttr(o.ptr(), name);
+    if (!r) throw nb::python_error();
+    return nb::steal(r);
+}
+
+nb::object method(nb::handle o, PyObject* name) {
+    PyObject* r = PyObject_CallMethodNoArgs(o.ptr(), name);
+    if (!r) throw nb::python_error();
+    return nb::steal(r);
+}
+
+std::vector<std::int64_t> integers(nb::handle tuple) {
+    const Py_ssize_t n = PyTuple_Size(tuple.ptr());  // torch.Size is a tuple
+    if (n < 0) throw nb::python_error();
+    std::vector<std::int64_t> r(static_cast<std::size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        r[static_cast<std::size_t>(i)] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple.ptr(), i));
+        if (PyErr_Occurred()) throw nb::python_error();
+    }
+    return r;
+}
+
+std::string repr_text(nb::handle o) {
+    return nb::cast<std::string>(nb::repr(o));
+}
+
+}  // namespace
+
+bool is_torch_tensor(nb::handle object) {
+    // The C-level subtype test: isinstance() would go through torch's metaclass (__instancecheck__), in Python.
+    return PyObject_TypeCheck(object.ptr(), reinterpret_cast<PyTypeObject*>(torch_objects().tensor_type)) != 0;
+}
+
+TorchTensor read_torch_tensor(nb::handle object, const char* name) {
+    const Torch& torch = torch_objects();
+    if (!is_torch_tensor(object))
+        throw input_error(
+            std::string("attnforge: ") + name + " must be a torch.Tensor, got " +
+            nb::cast<std::string>(nb::str(nb::handle((PyObject*)Py_TYPE(object.ptr())).attr("__name__"))));
+    if (!PyObject_IsTrue(attribute(object, torch.is_cpu).ptr()))
+        throw input_error(std::string("attnforge: ") + name + " is on " + repr_text(attribute(object, torch.device)) +
+                          "; attnforge's kernels run on the CPU");
+    TorchTensor t;
+    t.object = object;
+    const nb::object dtype = attribute(object, torch.dtype);
+    for (int i = 0; i < 4; ++i)
+        if (dtype.ptr() == torch.dtypes[i]) t.type = static_cast<TorchType>(i);
+    t.shape = integers(attribute(object, torch.shape));
+    t.strides = integers(method(object, torch.stride));
+    t.requires_grad = PyObject_IsTrue(attribute(object, torch.requires_grad).ptr());
+    if (t.type != TorchType::other) {
+        const nb::object pointer = method(object, torch.data_ptr);
+        t.data = PyLong_AsVoidPtr(pointer.ptr());
+        if (PyErr_Occurred()) throw nb::python_error();
+    }
+    return t;
+}
+
+dsl::element_type storage_of(TorchType t) {
+    return t == TorchType::bfloat16  ? dsl::element_type::bfloat16
+           : t == TorchType::float16 ? dsl::element_type::float16
+                                     : dsl::element_type::float32;
+}
+
+std::string torch_dtype_name(const TorchTensor& t) {
+    return nb::cast<std::string>(nb::str(attribute(t.object, torch_objects().dtype)));
+}
+
+nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type) {
+    const Torch& torch = torch_objects();
+    nb::object size = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        PyTuple_SET_ITEM(size.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+    PyObject* dtype = torch.dtypes[type == TorchType::boolean || type == TorchType::other ? 0 : static_cast<int>(type)];
+    PyObject* args[] = {size.ptr(), dtype};
+    PyObject* r = PyObject_Vectorcall(torch.empty, args, 1, torch.dtype_keyword);
+    if (!r) throw nb::python_error();
+    return nb::steal(r);
+}
+
+bool torch_grad_enabled() {
+    PyObject* r = PyObject_CallNoArgs(torch_objects().is_grad_enabled);
+    if (!r) throw nb::python_error();
+    const bool enabled = r == Py_True;
+    Py_DECREF(r);
+    return enabled;
+}
+
+}  // namespace attnforge::python
