@@ -404,7 +404,9 @@ class BenchTest(unittest.TestCase):
         self.assertIn("% bw: of the read bandwidth measured between the kernel's calls", r.stdout)
         (row,) = json.loads(r.stdout[r.stdout.index("\n[") + 1:])
         slices = math.ceil(0.12 / 0.05)
-        self.assertGreaterEqual(row["read_bandwidth_passes"], 1 + slices)
+        # A slice ends once it passes 50 ms, so calls that overshoot it fit 0.12 s into two slices (6-14 ms calls on
+        # a machine reading 22 GB/s): at least two, the first ending short of 0.12 s.
+        self.assertGreaterEqual(row["read_bandwidth_passes"], 1 + 2)
         self.assertLessEqual(row["read_bandwidth_passes"], 2 + slices)  # not one per call
         self.assertAlmostEqual(row["fraction_of_bandwidth"], row["gbs"] / row["read_bandwidth_gbs"], places=9)
 
