@@ -205,11 +205,11 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
         [] {
             const TorchCall& c = last_torch_call();
             nb::dict shapes;
-            for (const auto& [name, shape] : c.shapes) shapes[name.c_str()] = nb::tuple(nb::cast(shape));
+            for (const auto& [name, view] : c.inputs) shapes[name.c_str()] = nb::tuple(nb::cast(view.shape));
             nb::dict d;
-            d["variant"] = c.variant;
-            d["kernel"] = c.kernel;
-            d["dtype"] = c.dtype;
+            d["variant"] = std::string(c.variant);
+            d["kernel"] = std::string(c.kernel);
+            d["dtype"] = std::string(c.dtype);
             d["shapes"] = shapes;
             return d;
         },

@@ -121,7 +121,7 @@ void refuse_gradients(const TorchTensor& q, const TorchTensor& k, const TorchTen
 // The built-in variant that computes these arguments' attention (docs/pytorch.md has the table). Decode forms (a
 // cache with kv_length, bottom-right causal) only where that changes nothing: Lq = 1 with kv_length = Lk sees
 // every key, as torch's call without is_causal does.
-std::string variant_for(bool has_mask, bool mask_is_bool, bool is_causal, bool softcap, std::int64_t Lq) {
+std::string_view variant_for(bool has_mask, bool mask_is_bool, bool is_causal, bool softcap, std::int64_t Lq) {
     if (softcap) {
         if (!has_mask) {
             if (is_causal) return "softcap_attention";
@@ -188,23 +188,12 @@ LiveKeys live_keys(const TorchTensor& m) {
     return {live, all};
 }
 
-void* data_of(const nb::object& tensor);
-
-void fill(const nb::object& tensor, std::size_t count, std::size_t item, float value) {
-    void* data = data_of(tensor);
+void fill(void* data, std::size_t count, std::size_t item, float value) {
     if (value == 0.0f) {
         std::memset(data, 0, count * item);
         return;
     }
     for (std::size_t i = 0; i < count; ++i) static_cast<float*>(data)[i] = value;  // float32 only
-}
-
-void* data_of(const nb::object& tensor) {
-    PyObject* pointer = PyObject_CallMethod(tensor.ptr(), "data_ptr", nullptr);
-    if (!pointer) throw nb::python_error();
-    void* data = PyLong_AsVoidPtr(pointer);
-    Py_DECREF(pointer);
-    return data;
 }
 
 }  // namespace
@@ -232,7 +221,7 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
         mask->shape[3] = Lk;
         if (Lq == 1 && Lk > 0 && live.all_kept) mask.reset();
     }
-    const std::string variant =
+    const std::string_view variant =
         variant_for(mask.has_value(), mask && mask->type == TorchType::boolean, is_causal, softcap.has_value(), Lq);
 
     const dsl::element_type storage = storage_of(q.type);
@@ -248,7 +237,7 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
                                mask->type == TorchType::boolean ? dsl::element_type::boolean : storage, copies[3]));
     // Small inputs in the caller's stack: no torch operator (and its thread pool) for them.
     const std::vector<std::int32_t> kv_length(static_cast<std::size_t>(B), static_cast<std::int32_t>(Lk));
-    if (variant.rfind("decode", 0) == 0)
+    if (variant.starts_with("decode"))
         inputs.emplace("kv_length", runtime::TensorView{{B}, dsl::element_type::int32, kv_length.data(), {}});
     const float scale_value = static_cast<float>(scale.value_or(0.0));
     const float cap_value = static_cast<float>(softcap.value_or(0.0));
@@ -258,27 +247,26 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
     // The output: (B, Lq, Hq, E) written as the (B, Hq, Lq, E) result through its strides when heads_last.
     const std::vector<std::int64_t> result_shape = {B, Hq, Lq, E};
     nb::object out = torch_empty(heads_last ? std::vector<std::int64_t>{B, Lq, Hq, E} : result_shape, q.type);
-    runtime::OutputView out_view{result_shape, storage, data_of(out), {}};
+    runtime::OutputView out_view{result_shape, storage, torch_data_ptr(out), {}};
     if (heads_last) out_view.strides = {Lq * Hq * E, E, Hq * E, 1};
     nb::object lse = nb::none();
     void* lse_data = nullptr;
     if (return_lse) {
         lse = torch_empty({B, Hq, Lq}, TorchType::float32);
-        lse_data = data_of(lse);
+        lse_data = torch_data_ptr(lse);
     }
 
-    const std::string dtype = dsl::element_type_name(storage);
-    last_call = {variant, "", dtype, {}};
-    for (const auto& [name, view] : inputs) last_call.shapes[name] = view.shape;
+    const std::string_view dtype = dsl::element_type_name(storage);
     if (Lk == 0) {  // no key to attend to: fully masked rows, zeros (torch gives NaN), a log-sum-exp of -inf
-        fill(out, static_cast<std::size_t>(B * Hq * Lq * E), item_size(q.type), 0.0f);
-        if (return_lse) fill(lse, static_cast<std::size_t>(B * Hq * Lq), 4, -std::numeric_limits<float>::infinity());
+        fill(out_view.data, static_cast<std::size_t>(B * Hq * Lq * E), item_size(q.type), 0.0f);
+        if (return_lse)
+            fill(lse_data, static_cast<std::size_t>(B * Hq * Lq), 4, -std::numeric_limits<float>::infinity());
+        last_call = {variant, "", dtype, std::move(inputs)};
         return nb::make_tuple(out, lse);
     }
     runtime::RunOptions options;
     options.dtype = dtype;
     const runtime::KernelEntry& kernel = runtime::select_kernel(variant, inputs, "output", dtype);
-    last_call.kernel = kernel.name;
     const runtime::KernelEntry* lse_kernel = nullptr;
     if (return_lse) lse_kernel = &runtime::select_kernel(variant, inputs, "logsumexp", dtype);
     {
@@ -291,6 +279,7 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
                                    lse_options);
         }
     }
+    last_call = {variant, kernel.name, dtype, std::move(inputs)};  // moved, not copied: no work for the hook
     return nb::make_tuple(out, lse);
 }
 

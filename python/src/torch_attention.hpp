@@ -4,6 +4,8 @@
 // and the same work in Python cost 30 µs (checks, dictionaries, a DLPack capsule per tensor).
 #pragma once
 
+#include <attnforge/runtime/tensor_view.hpp>
+
 #include <cstdint>
 #include <map>
 #include <nanobind/nanobind.h>
@@ -24,10 +26,12 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
                           std::optional<double> scale, std::optional<double> softcap, bool enable_gqa, bool return_lse,
                           bool heads_last);
 
-// For tests: the last call's variant, kernel and input shapes on this thread (what torch_attention ran).
+// For tests: what the last torch_attention call on this thread ran: its variant, kernel ("" when no key was left)
+// and storage type (names from the registry), and its inputs' views — their shapes only are meaningful after the
+// call (the data pointers were the caller's tensors').
 struct TorchCall {
-    std::string variant, kernel, dtype;
-    std::map<std::string, std::vector<std::int64_t>> shapes;
+    std::string_view variant, kernel, dtype;
+    runtime::ViewMap inputs;
 };
 const TorchCall& last_torch_call();
 

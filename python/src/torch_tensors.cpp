@@ -99,12 +99,15 @@ TorchTensor read_torch_tensor(nb::handle object, const char* name) {
     t.shape = integers(attribute(object, torch.shape));
     t.strides = integers(method(object, torch.stride));
     t.requires_grad = PyObject_IsTrue(attribute(object, torch.requires_grad).ptr());
-    if (t.type != TorchType::other) {
-        const nb::object pointer = method(object, torch.data_ptr);
-        t.data = PyLong_AsVoidPtr(pointer.ptr());
-        if (PyErr_Occurred()) throw nb::python_error();
-    }
+    if (t.type != TorchType::other) t.data = torch_data_ptr(object);
     return t;
+}
+
+void* torch_data_ptr(nb::handle tensor) {
+    const nb::object pointer = method(tensor, torch_objects().data_ptr);
+    void* data = PyLong_AsVoidPtr(pointer.ptr());
+    if (PyErr_Occurred()) throw nb::python_error();
+    return data;
 }
 
 dsl::element_type storage_of(TorchType t) {

@@ -32,6 +32,9 @@ bool is_torch_tensor(nb::handle object);
 // saying what was given). The data pointer only where `data` (a tensor of dtype `other` has none read).
 TorchTensor read_torch_tensor(nb::handle object, const char* name);
 
+// A tensor's data_ptr().
+void* torch_data_ptr(nb::handle tensor);
+
 // The kernels' storage type for a float tensor type (float32, bf16, fp16).
 dsl::element_type storage_of(TorchType t);
 
