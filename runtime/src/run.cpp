@@ -1,5 +1,6 @@
 #include <attnforge/catalogue/size_class.hpp>
 #include <attnforge/errors.hpp>
+#include <attnforge/runtime/call_threads.hpp>
 #include <attnforge/runtime/halide_buffer.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
@@ -7,48 +8,16 @@
 #include <HalideBuffer.h>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
-#include <shared_mutex>
 #include <stdexcept>
 #include <utility>
 
 namespace attnforge::runtime {
 
 namespace {
-
-// Halide's thread pool is one per process, and lowering its thread count does not shrink it: once a
-// call has run on N threads, its N - 1 workers keep taking tasks from later calls whatever count is
-// set (measured: sdpa L = 1024 at threads = 1 ran on two cores after a call at threads = 2). A call
-// that asks for fewer threads than the pool may hold therefore shuts the pool down first; the next
-// parallel loop starts workers again, only as many as the count allows. Shutting down while another
-// call is inside the pool would pull its workers away, so every call holds this lock shared and a call
-// with its own thread count holds it alone (per-call counts already serialise: the count is global).
-std::shared_mutex thread_pool_mutex;
-int default_thread_count = 0;  // as given to set_default_threads; 0: one per core (or HL_NUM_THREADS)
-// The most threads the pool can hold now: the largest count a call could run with since the pool last
-// started. Unknown at first (another Halide user in the process may have started it).
-int pool_bound = std::numeric_limits<int>::max();
-// Set by calls at the default count, which may grow the pool up to it (they hold the lock shared, so
-// they only raise this flag; the next exclusive holder folds it into pool_bound).
-std::atomic<bool> default_call_ran{false};
-
-// Makes `threads` the pool's count, shrinking the pool first when it may hold more. Called with
-// thread_pool_mutex held exclusively.
-void use_thread_count(int threads) {
-    if (default_call_ran.exchange(false)) pool_bound = std::max(pool_bound, halide_get_num_threads());
-    halide_set_num_threads(threads);
-    const int wanted = halide_get_num_threads();  // 0 resolved to Halide's default
-    if (wanted < pool_bound) {
-        halide_shutdown_thread_pool();
-        halide_set_num_threads(threads);  // a restarted pool starts from its defaults
-    }
-    pool_bound = wanted;
-}
 
 // ATTNFORGE_MAX_ISA=avx2|baseline caps what multi-target kernels may use (their dispatcher asks
 // halide_can_use_target_features): for testing the fallbacks of a multi-target build on a newer CPU,
@@ -151,9 +120,8 @@ dsl::RuntimeSizes check_inputs(const KernelEntry& k, const dsl::graph_signature&
 }  // namespace
 
 void set_default_threads(int threads) {
-    std::unique_lock lock(thread_pool_mutex);
-    default_thread_count = threads;
-    use_thread_count(threads);
+    if (threads < 0) throw input_error("threads must be 0 (one per core) or more, given " + std::to_string(threads));
+    call_threads::set_default(threads);
 }
 
 std::vector<std::string_view> variants() {
@@ -356,19 +324,11 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
     args.push_back(&buffers.back());
     last_call.hosts.back() = buffers.back().host;
 
+    // The call's thread count, for every parallel loop of its entry points (call_threads.hpp): calls on
+    // other threads run at the same time, each with its own count.
+    const call_threads::Budget threads(options.threads > 0 ? options.threads : call_threads::default_count());
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
-        int status;
-        if (options.threads > 0) {
-            // A per-call count is the pool's count for the call: the call holds the pool alone.
-            std::unique_lock lock(thread_pool_mutex);
-            use_thread_count(options.threads);
-            status = entry(call_args);
-            halide_set_num_threads(default_thread_count);  // for the calls at the default count
-        } else {
-            std::shared_lock lock(thread_pool_mutex);
-            default_call_ran.store(true, std::memory_order_relaxed);
-            status = entry(call_args);
-        }
+        const int status = entry(call_args);
         if (status != 0) {
             std::string message = std::exchange(last_halide_error, {});
             while (!message.empty() && message.back() == '\n') message.pop_back();

@@ -1,17 +1,22 @@
 // A per-call thread count bounds the threads that run the kernel's tasks, also after a call that used
-// more: Halide's pool is one per process and does not shrink when its count is lowered, so the runtime
-// restarts it (runtime/src/run.cpp). Every task records the thread it runs on, through Halide's
-// do_task hooks; no timing is involved.
+// more and while other calls run, and calls on different threads run at the same time
+// (runtime/src/call_threads.cpp). Every task records the thread it runs on through Halide's do_task
+// hook; no timing is involved (a call that never meets the other fails after a minute's wait).
 #define BOOST_TEST_MODULE runtime_thread_count
+#include <attnforge/runtime/call_threads.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/testing/synthetic_inputs.hpp>
 
 #include <HalideRuntime.h>
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
+#include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 namespace runtime = attnforge::runtime;
 
@@ -77,4 +82,138 @@ BOOST_AUTO_TEST_CASE(one_thread_after_two_runs_on_the_calling_thread_alone) {
             BOOST_TEST((threads_of(in, 1) == caller));
         }
     }
+}
+
+namespace {
+
+// Per parallel loop (its task function), the threads inside its tasks now and at most, and which.
+struct LoopTasks {
+    int inside = 0, most = 0;
+    std::set<std::thread::id> threads;
+};
+std::mutex loops_mutex;
+std::map<halide_task_t, LoopTasks> loops;
+
+int counting_task(void* context, halide_task_t f, int index, std::uint8_t* closure) {
+    {
+        std::lock_guard lock(loops_mutex);
+        LoopTasks& l = loops[f];
+        l.most = std::max(l.most, ++l.inside);
+        l.threads.insert(std::this_thread::get_id());
+    }
+    const int status = f(context, index, closure);
+    std::lock_guard lock(loops_mutex);
+    --loops[f].inside;
+    return status;
+}
+
+struct CountTasks {
+    halide_do_task_t task = halide_set_custom_do_task(counting_task);
+    ~CountTasks() { halide_set_custom_do_task(task); }
+};
+
+struct Caller {
+    const char* variant;
+    attnforge::testing::SyntheticSizes sizes;
+    int threads;
+    runtime::TensorMap inputs{};
+    std::set<halide_task_t> loops{};  // its kernel's parallel loops, learnt from a call made alone
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(calls_beside_each_other_keep_to_their_own_counts) {
+    const CountTasks hooks;
+    std::vector<Caller> callers = {{"sdpa", {2, 4, {{"q", 512}, {"kv", 512}}}, 1},
+                                   {"sdpa_causal", {2, 4, {{"q", 512}, {"kv", 512}}}, 2},
+                                   {"mha", {2, 0, {{"x", 256}}}, 3}};
+    for (Caller& c : callers) {
+        c.inputs = attnforge::testing::synthetic_inputs(runtime::kernels_for(c.variant, "output").front()->signature(),
+                                                        c.sizes, {});
+        {
+            std::lock_guard lock(loops_mutex);
+            loops.clear();
+        }
+        runtime::RunOptions alone;
+        alone.threads = 1;
+        runtime::run(c.variant, c.inputs, alone);
+        std::lock_guard lock(loops_mutex);
+        for (const auto& [f, l] : loops) c.loops.insert(f);
+        BOOST_TEST_REQUIRE(!c.loops.empty(), c.variant << " ran no parallel loop");
+    }
+    {
+        std::lock_guard lock(loops_mutex);
+        loops.clear();
+    }
+    std::vector<std::thread::id> ids(callers.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < callers.size(); ++i)
+        threads.emplace_back([&, i] {
+            ids[i] = std::this_thread::get_id();
+            runtime::RunOptions options;
+            options.threads = callers[i].threads;
+            for (int call = 0; call < 12; ++call) runtime::run(callers[i].variant, callers[i].inputs, options);
+        });
+    for (std::thread& t : threads) t.join();
+    std::lock_guard lock(loops_mutex);
+    for (std::size_t i = 0; i < callers.size(); ++i) {
+        const Caller& c = callers[i];
+        BOOST_TEST_CONTEXT(c.variant << " at threads = " << c.threads) {
+            int most = 0;
+            std::set<std::thread::id> on;
+            for (halide_task_t f : c.loops) {
+                most = std::max(most, loops[f].most);
+                on.insert(loops[f].threads.begin(), loops[f].threads.end());
+            }
+            BOOST_TEST(most >= 1);
+            BOOST_TEST(most <= c.threads);
+            if (c.threads == 1) BOOST_TEST((on == std::set<std::thread::id>{ids[i]}));
+        }
+    }
+    BOOST_TEST(runtime::call_threads::worker_count() <= 2);  // the most helpers a call asked for
+}
+
+namespace {
+
+// Two calls meet: the first task of each waits (a minute at most) until a task of the other has begun.
+std::mutex meet_mutex;
+std::condition_variable meet_cv;
+int arrived = 0;
+bool both_met = false;
+bool waited_in_vain = false;  // the first call's task gave up: the other began only after it
+thread_local bool met = false;
+
+int meeting_task(void* context, halide_task_t f, int index, std::uint8_t* closure) {
+    if (!met) {
+        met = true;
+        std::unique_lock lock(meet_mutex);
+        if (++arrived == 2) {
+            both_met = true;
+            meet_cv.notify_all();
+        } else {
+            waited_in_vain = !meet_cv.wait_for(lock, std::chrono::minutes(1), [] { return both_met; });
+        }
+    }
+    return f(context, index, closure);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(two_single_thread_calls_run_at_the_same_time) {
+    const halide_do_task_t previous = halide_set_custom_do_task(meeting_task);
+    const runtime::TensorMap in = attnforge::testing::synthetic_inputs(
+        runtime::kernels_for("sdpa", "output").front()->signature(), {1, 2, {{"q", 256}, {"kv", 256}}}, {});
+    std::set<std::thread::id> callers;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 2; ++i)
+        threads.emplace_back([&] {
+            runtime::RunOptions options;
+            options.threads = 1;
+            runtime::run("sdpa", in, options);
+        });
+    for (std::thread& t : threads) t.join();
+    halide_set_custom_do_task(previous);
+    std::lock_guard lock(meet_mutex);
+    BOOST_TEST(arrived == 2);
+    BOOST_TEST(!waited_in_vain, "the second call's tasks began only after the first call's had waited a minute");
 }
