@@ -5,7 +5,7 @@ ONNX Runtime, from the same number of Python threads (docs/design.md, "Threads")
 Cells (float32, one Python thread per caller, all callers on the same inputs, which are only read):
   prefill  sdpa,   B = 1, H = 8, E = 64, L = 1024
   decode   decode, B = 1, H = 8, E = 64, one query over Lk = 4096 keys (16.8 MB of cache)
-  decode_long  the same over Lk = 65536 (268 MB: beyond the last-level cache of most machines)
+  decode_long  the same over Lk = 131072 (537 MB: beyond the last-level cache)
 attnforge: a kernel bound once with `attnforge.kernel(..., threads=T)`, writing into each caller's own out=
 (the GIL is released while the kernel runs). PyTorch: `F.scaled_dot_product_attention` with
 `torch.set_num_threads(T)` (torch's count is per process; every caller's OpenMP team has T threads).
@@ -13,13 +13,14 @@ ONNX Runtime: one session per caller with `intra_op_num_threads = T` (the opset-
 bench/peers.py). Outputs are checked against each other first.
 
 For each (cell, T, N): the callers start together and call for --seconds; reported are calls per second (all
-callers together), the median time of one call, and "÷ alone": that median over the median of one caller alone
-at the same T (1.0: the calls overlap perfectly; N: they run one after another). Decode cells also give the GB
+callers together) and the median time of one call, each the median of --rounds rounds over the whole table, and
+"÷ alone": that time over one caller's alone at the same T (1.0: the calls overlap perfectly; N: they run one after another). Decode cells also give the GB
 read per second (the cache's bytes times calls per second) against the read-bandwidth probe of
 `attnforge bench` on min(N·T, cores) threads, measured in the same run. The core count is printed first.
 
     OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/concurrent_calls.py [--build build] [--callers 1,2,3,4]
-        [--threads 1,2] [--cells prefill,decode,decode_long] [--peers torch,ort] [--seconds 2] [--json FILE]
+        [--threads 1,2] [--cells prefill,decode,decode_long] [--peers torch,ort] [--seconds 1.5] [--rounds 3]
+        [--json FILE]
 """
 import argparse
 import json
@@ -39,7 +40,7 @@ from timing import settle  # noqa: E402
 CELLS = {
     "prefill": {"variant": "sdpa", "B": 1, "H": 8, "E": 64, "Lq": 1024, "Lk": 1024},
     "decode": {"variant": "decode", "B": 1, "H": 8, "E": 64, "Lq": 1, "Lk": 4096},
-    "decode_long": {"variant": "decode", "B": 1, "H": 8, "E": 64, "Lq": 1, "Lk": 65536},
+    "decode_long": {"variant": "decode", "B": 1, "H": 8, "E": 64, "Lq": 1, "Lk": 131072},
 }
 
 
@@ -168,14 +169,15 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--cells", default="prefill,decode,decode_long")
     p.add_argument("--peers", default="torch,ort")
-    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--seconds", type=float, default=1.5)
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json")
     a = p.parse_args()
     sys.path.insert(0, os.path.join(a.build, "python"))
     import attnforge
     exe = os.path.join(a.build, "tools", "attnforge", "attnforge")
     cores = os.cpu_count()
-    print(f"{cores} cores ({os.uname().machine}); {a.seconds} s per measurement")
+    print(f"{cores} cores ({os.uname().machine}); {a.seconds} s per measurement, medians of {a.rounds} rounds")
     impls = [Attnforge(attnforge)]
     peers = [x for x in a.peers.split(",") if x]
     impls += [Torch()] if "torch" in peers else []
@@ -197,11 +199,21 @@ def main():
         print(f"{'T':>2} {'N':>2} {'implementation':<16} {'calls/s':>9} {'ms/call':>9} {'÷ alone':>8}"
               + (f" {'GB/s':>7} {'% probe':>8}" if memory_bound else ""))
         for threads in threads_list:
+            # Rounds over the whole (N, implementation) table, the medians kept: the moments of a noisy machine
+            # fall on every row alike instead of on one.
+            samples = {}
+            for _ in range(a.rounds):
+                for callers in callers_list:
+                    for impl in impls:
+                        samples.setdefault((callers, impl.name), []).append(
+                            measure(lambda n: [impl.caller(cell, inputs, threads) for _ in range(n)], callers,
+                                    a.seconds))
             alone = {}
             for callers in callers_list:
                 for impl in impls:
-                    rate, median = measure(lambda n: [impl.caller(cell, inputs, threads) for _ in range(n)],
-                                           callers, a.seconds)
+                    taken = samples[(callers, impl.name)]
+                    rate = statistics.median(r for r, _ in taken)
+                    median = statistics.median(m for _, m in taken)
                     if callers == 1:
                         alone[impl.name] = median
                     over = median / alone[impl.name] if impl.name in alone else float("nan")

@@ -381,6 +381,8 @@ def test_bad_arguments_say_what_was_expected():
         attnforge.run("sdpa", engine="jit", q=q, k=q, v=q)
     with pytest.raises(ValueError, match="threads must be at least 1"):
         attnforge.run("sdpa", threads=0, q=q, k=q, v=q)
+    with pytest.raises(ValueError, match=r"threads must be 0 \(one per core\) or more, given -1"):
+        attnforge.set_default_threads(-1)
     with pytest.raises(ValueError, match="imply different storage types"):
         attnforge.run("sdpa", q=torch.zeros(1, 1, 2, 64, dtype=torch.bfloat16), k=q.astype(np.float16), v=q)
 

@@ -29,14 +29,18 @@ struct no_keys_error : input_error {
 
 struct RunOptions {
     std::string_view result = "output";  // or "attention_weights", "logsumexp"
-    int threads = 0;                     // 0: the process default (set_default_threads); otherwise for this call only
+    // Threads for this call, the calling one included (0: the process default, set_default_threads). A call
+    // runs on at most this many, and its pool workers only join while a core is free; calls on other
+    // threads run at the same time, each on its own count (call_threads.hpp).
+    int threads = 0;
     // The storage type of the kernels to run: "float32", "bf16" or "fp16" (docs/contract.md §1). Their
     // float inputs must come in it (to_storage rounds float32 ones), and so does their output (a
     // log-sum-exp is always float32).
     std::string_view dtype = "float32";
 };
 
-// Threads every kernel call uses unless RunOptions::threads says otherwise (0: one per core).
+// Threads every kernel call uses unless RunOptions::threads says otherwise (0: HL_NUM_THREADS if set, else one
+// per core; negative: input_error).
 void set_default_threads(int threads);
 
 // The registered variants, in list order, each once.
