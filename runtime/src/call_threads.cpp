@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -94,21 +95,16 @@ struct Loop {
 // helpers, and none once every core runs a caller).
 class Pool {
 public:
-    ~Pool() {
-        {
-            std::lock_guard lock(mutex_);
-            stopping_.store(true);
-        }
-        work_.notify_all();
-        for (std::thread& t : threads_) t.join();
-    }
+    // Around fork(): no worker is between two steps of the pool's state when the process is copied.
+    void prepare_fork() { mutex_.lock(); }
+    void after_fork_in_parent() { mutex_.unlock(); }
 
     // Runs `loop` on the calling thread with up to `helpers` idle workers joining; returns its status.
     int run(Loop& loop, int helpers) {
         running_.fetch_add(1, std::memory_order_relaxed);
         {
             std::lock_guard lock(mutex_);
-            while (static_cast<int>(threads_.size()) < helpers) threads_.emplace_back([this] { serve(); });
+            for (; workers_ < helpers; ++workers_) std::thread([this] { serve(); }).detach();
             loop.slots = helpers;
             open_.push_back(&loop);
             open_count_.store(static_cast<int>(open_.size()), std::memory_order_relaxed);
@@ -145,7 +141,7 @@ public:
 
     int workers() {
         std::lock_guard lock(mutex_);
-        return static_cast<int>(threads_.size());
+        return workers_;
     }
 
 private:
@@ -162,13 +158,13 @@ private:
     // A worker: joins the oldest open loop with tasks left while a core is free, else spins a little, then sleeps.
     void serve() {
         std::unique_lock lock(mutex_);
-        while (!stopping_.load(std::memory_order_relaxed)) {
+        for (;;) {
             while (!open_.empty() && !open_.front()->tasks_left()) close(open_.front());
             if (!may_join()) {
                 lock.unlock();
-                spin_while([&] { return !may_join() && !stopping_.load(std::memory_order_relaxed); }, kWorkerSpin);
+                spin_while([&] { return !may_join(); }, kWorkerSpin);
                 lock.lock();
-                work_.wait(lock, [&] { return stopping_.load(std::memory_order_relaxed) || may_join(); });
+                work_.wait(lock, [&] { return may_join(); });
                 continue;
             }
             Loop* loop = open_.front();
@@ -191,13 +187,23 @@ private:
     std::vector<Loop*> open_;       // loops that workers may join, oldest first
     std::atomic<int> open_count_{0};
     std::atomic<int> running_{0};  // threads running tasks now
-    std::atomic<bool> stopping_{false};
-    std::vector<std::thread> threads_;
+    int workers_ = 0;              // started (guarded by mutex_); they live as long as the process
 };
 
+// Never destroyed: its workers are detached and sleep until the process ends, so a kernel called while
+// static objects are destroyed still finds the pool, and exit() never waits for a worker. A child of fork()
+// gets a pool of its own: the parent's workers did not come along, and its condition variables may count
+// waiters that are not there (the old one is left as it is).
+std::atomic<Pool*> the_pool{nullptr};
+std::once_flag pool_made;
+
 Pool& pool() {
-    static Pool p;
-    return p;
+    std::call_once(pool_made, [] {
+        the_pool.store(new Pool);
+        pthread_atfork([] { the_pool.load()->prepare_fork(); }, [] { the_pool.load()->after_fork_in_parent(); },
+                       [] { the_pool.store(new Pool); });
+    });
+    return *the_pool.load(std::memory_order_acquire);
 }
 
 int run_serially(void* user_context, halide_task_t task, int min, int extent, std::uint8_t* closure) {

@@ -15,7 +15,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace runtime = attnforge::runtime;
@@ -35,8 +37,7 @@ int recording_task(void* context, halide_task_t f, int index, std::uint8_t* clos
     return f(context, index, closure);
 }
 
-int recording_loop_task(void* context, halide_loop_task_t f, int min, int extent, std::uint8_t* closure,
-                        void* parent) {
+int recording_loop_task(void* context, halide_loop_task_t f, int min, int extent, std::uint8_t* closure, void* parent) {
     record();
     return f(context, min, extent, closure, parent);
 }
@@ -217,3 +218,28 @@ BOOST_AUTO_TEST_CASE(two_single_thread_calls_run_at_the_same_time) {
     BOOST_TEST(arrived == 2);
     BOOST_TEST(!waited_in_vain, "the second call's tasks began only after the first call's had waited a minute");
 }
+
+// ThreadSanitizer stops a child of a multi-threaded fork that starts threads (its die_after_fork).
+#ifndef __SANITIZE_THREAD__
+BOOST_AUTO_TEST_CASE(a_child_of_fork_gets_workers_of_its_own) {
+    const runtime::TensorMap in = attnforge::testing::synthetic_inputs(
+        runtime::kernels_for("sdpa", "output").front()->signature(), {2, 4, {{"q", 256}, {"kv", 256}}}, {});
+    runtime::RunOptions two;
+    two.threads = 2;
+    const runtime::Tensor expected = runtime::run("sdpa", in, two);
+    BOOST_TEST_REQUIRE(runtime::call_threads::worker_count() >= 1);
+    const pid_t child = fork();
+    BOOST_TEST_REQUIRE(child >= 0);
+    if (child == 0) {  // the parent's workers did not come along: the child starts its own
+        int code = runtime::call_threads::worker_count() == 0 ? 0 : 10;
+        if (runtime::run("sdpa", in, two).f32 != expected.f32) code += 1;
+        if (runtime::call_threads::worker_count() != 1) code += 2;
+        _exit(code);
+    }
+    int status = 0;
+    BOOST_TEST_REQUIRE(waitpid(child, &status, 0) == child);
+    BOOST_TEST(WIFEXITED(status));
+    // 10: the child saw the parent's workers; 1: a different result; 2: it started no worker (or more)
+    BOOST_TEST(WEXITSTATUS(status) == 0);
+}
+#endif
