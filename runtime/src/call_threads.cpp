@@ -195,13 +195,17 @@ private:
 // gets a pool of its own: the parent's workers did not come along, and its condition variables may count
 // waiters that are not there (the old one is left as it is).
 std::atomic<Pool*> the_pool{nullptr};
+Pool* parents_pool = nullptr;  // kept reachable (leak checkers), never used
 std::once_flag pool_made;
 
 Pool& pool() {
     std::call_once(pool_made, [] {
         the_pool.store(new Pool);
         pthread_atfork([] { the_pool.load()->prepare_fork(); }, [] { the_pool.load()->after_fork_in_parent(); },
-                       [] { the_pool.store(new Pool); });
+                       [] {
+                           parents_pool = the_pool.load();
+                           the_pool.store(new Pool);
+                       });
     });
     return *the_pool.load(std::memory_order_acquire);
 }
