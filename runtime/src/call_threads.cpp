@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <pthread.h>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -21,8 +23,18 @@ namespace {
 // is running a task of a loop shared with other threads (a parallel loop met there runs on it alone).
 thread_local int budget = 0;
 thread_local bool inside_shared_task = false;
+// Whether this thread is counted among the pool's running threads now (a worker always; a caller while it
+// runs a loop, so that a loop met inside an outer one of extent 1 does not count it twice).
+thread_local bool counted = false;
+thread_local std::string halide_error_text;
 
 std::atomic<int> default_set{0};
+std::atomic<int> core_limit{0};  // set_core_limit; 0: one per core
+
+int cores() {
+    const int set = core_limit.load();
+    return set > 0 ? set : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 int default_from_environment() {
     static const int count = [] {
@@ -68,13 +80,14 @@ struct Loop {
     std::atomic<int> error{0};   // the first task's failure; no task starts after it
     int slots = 0;               // workers that may still join (guarded by the pool's mutex)
     std::atomic<int> inside{0};  // workers in it now (changed under the pool's mutex)
+    std::string failure_text;    // Halide's error text of the failed task, when a worker's (its CAS winner writes it)
 
     Loop(void* uc, halide_task_t t, std::uint8_t* c, int min, int extent)
         : user_context(uc), task(t), closure(c), end(min + extent), next(min) {}
 
     bool tasks_left() const { return next.load(std::memory_order_relaxed) < end; }
 
-    void work() {
+    void work(bool by_caller) {
         const bool was_inside = std::exchange(inside_shared_task, true);
         while (error.load(std::memory_order_relaxed) == 0) {
             const int i = next.fetch_add(1, std::memory_order_relaxed);
@@ -82,7 +95,12 @@ struct Loop {
             // Through halide_do_task, so that a custom task hook (a profiler, the tests) sees every task.
             if (const int status = halide_do_task(user_context, task, i, closure); status != 0) {
                 int none = 0;
-                error.compare_exchange_strong(none, status);
+                const bool first = error.compare_exchange_strong(none, status);
+                // A worker's text goes to the caller with the status (the caller's own stays where it is).
+                if (!by_caller) {
+                    if (first) failure_text = halide_error_text;
+                    halide_error_text.clear();
+                }
             }
         }
         inside_shared_task = was_inside;
@@ -101,41 +119,58 @@ public:
 
     // Runs `loop` on the calling thread with up to `helpers` idle workers joining; returns its status.
     int run(Loop& loop, int helpers) {
-        running_.fetch_add(1, std::memory_order_relaxed);
+        const bool count_caller = !std::exchange(counted, true);
+        if (count_caller) running_.fetch_add(1);
         {
             std::lock_guard lock(mutex_);
-            for (; workers_ < helpers; ++workers_) std::thread([this] { serve(); }).detach();
+            for (; workers_ < helpers; ++workers_) {
+                try {
+                    std::thread([this] { serve(); }).detach();
+                } catch (const std::system_error&) {
+                    break;  // no more threads to be had: the workers there are
+                }
+            }
             loop.slots = helpers;
             open_.push_back(&loop);
-            open_count_.store(static_cast<int>(open_.size()), std::memory_order_relaxed);
+            open_count_.store(static_cast<int>(open_.size()));
         }
         if (helpers == 1)
             work_.notify_one();
         else
             work_.notify_all();
-        loop.work();
+        loop.work(true);
         {
             std::lock_guard lock(mutex_);
             close(&loop);  // no worker joins from here on
-            running_.fetch_sub(1, std::memory_order_relaxed);
+            if (count_caller) running_.fetch_sub(1);
         }
-        work_.notify_one();  // a core is free for another loop's worker
+        if (count_caller) {
+            counted = false;
+            work_.notify_one();  // a core is free for another loop's worker
+        }
         // The workers inside finish the tasks they took; none touches `loop` after leaving it.
         spin_while([&] { return loop.inside.load(std::memory_order_acquire) != 0; }, kCallerSpin);
         if (loop.inside.load(std::memory_order_acquire) != 0) {
             std::unique_lock lock(mutex_);
             done_.wait(lock, [&] { return loop.inside.load(std::memory_order_relaxed) == 0; });
         }
+        if (!loop.failure_text.empty() && halide_error_text.empty()) halide_error_text = std::move(loop.failure_text);
         return loop.error.load();
     }
 
-    // A loop run on its caller alone occupies a core too.
-    void enter_serial() { running_.fetch_add(1, std::memory_order_relaxed); }
+    // A loop run on its caller alone occupies a core too (seq_cst with open_count_: a worker that saw the core
+    // taken is woken, whichever of the two changes it saw first).
+    void enter_serial() { running_.fetch_add(1); }
     void leave_serial() {
-        running_.fetch_sub(1, std::memory_order_relaxed);
-        if (open_count_.load(std::memory_order_relaxed) > 0) {
-            { std::lock_guard lock(mutex_); }  // a worker checking the count under the lock sees the new one
-            work_.notify_one();
+        running_.fetch_sub(1);
+        wake_if_waited_for();
+    }
+
+    // After the count of running threads fell or the core limit rose.
+    void wake_if_waited_for() {
+        if (open_count_.load() > 0) {
+            { std::lock_guard lock(mutex_); }  // a worker checking under the lock sees the new count
+            work_.notify_all();
         }
     }
 
@@ -148,15 +183,14 @@ private:
     // Called with mutex_ held.
     void close(Loop* loop) {
         open_.erase(std::remove(open_.begin(), open_.end(), loop), open_.end());
-        open_count_.store(static_cast<int>(open_.size()), std::memory_order_relaxed);
+        open_count_.store(static_cast<int>(open_.size()));
     }
 
-    bool may_join() const {
-        return open_count_.load(std::memory_order_relaxed) > 0 && running_.load(std::memory_order_relaxed) < cores_;
-    }
+    bool may_join() const { return open_count_.load() > 0 && running_.load() < cores(); }
 
     // A worker: joins the oldest open loop with tasks left while a core is free, else spins a little, then sleeps.
     void serve() {
+        counted = true;
         std::unique_lock lock(mutex_);
         for (;;) {
             while (!open_.empty() && !open_.front()->tasks_left()) close(open_.front());
@@ -170,17 +204,16 @@ private:
             Loop* loop = open_.front();
             if (--loop->slots == 0) close(loop);
             loop->inside.fetch_add(1, std::memory_order_relaxed);
-            running_.fetch_add(1, std::memory_order_relaxed);
+            running_.fetch_add(1);
             lock.unlock();
-            loop->work();
+            loop->work(false);
             lock.lock();
-            running_.fetch_sub(1, std::memory_order_relaxed);
+            running_.fetch_sub(1);
             // The last access to `loop`: its caller may return as soon as it reads zero.
             if (loop->inside.fetch_sub(1, std::memory_order_release) == 1) done_.notify_all();
         }
     }
 
-    const int cores_ = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     std::mutex mutex_;
     std::condition_variable work_;  // workers wait for an open loop and a free core
     std::condition_variable done_;  // callers wait for their loop's workers to leave
@@ -220,10 +253,13 @@ int do_par_for(void* user_context, halide_task_t task, int min, int extent, std:
     if (extent <= 0) return 0;
     const int threads = inside_shared_task ? 1 : std::min(budget > 0 ? budget : default_count(), extent);
     if (threads <= 1) {
-        if (inside_shared_task) return run_serially(user_context, task, min, extent, closure);  // counted already
-        pool().enter_serial();
+        if (counted) return run_serially(user_context, task, min, extent, closure);  // inside a counted loop
+        Pool& p = pool();
+        p.enter_serial();
+        counted = true;
         const int status = run_serially(user_context, task, min, extent, closure);
-        pool().leave_serial();
+        counted = false;
+        p.leave_serial();
         return status;
     }
     Loop loop(user_context, task, closure, min, extent);
@@ -261,6 +297,15 @@ void set_default(int threads) {
 
 int worker_count() {
     return pool().workers();
+}
+
+void set_core_limit(int threads) {
+    core_limit.store(std::clamp(threads, 0, kMaxThreads));
+    pool().wake_if_waited_for();
+}
+
+std::string& error_text() {
+    return halide_error_text;
 }
 
 }  // namespace attnforge::runtime::call_threads

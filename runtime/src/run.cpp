@@ -240,12 +240,10 @@ std::vector<std::int64_t> result_shape(const KernelEntry& k, const ViewMap& inpu
 namespace {
 
 // Halide's default error handler prints and calls abort(). Ours keeps the message for the exception
-// the failing call throws. Errors are raised on the calling thread (argument and bounds checks) or,
-// for a failed allocation inside a parallel task, on a worker; the latter keep only the status code.
-thread_local std::string last_halide_error;
-
+// the failing call throws: on the calling thread (argument and bounds checks), or on a worker for a failed
+// allocation inside a parallel task, whose text the pool hands to the call (call_threads.hpp).
 void keep_halide_error(void*, const char* message) {
-    last_halide_error = message;
+    call_threads::error_text() = message;
 }
 
 void install_error_handler() {
@@ -330,7 +328,7 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
     auto invoke = [&](int (*entry)(void**), void** call_args, const char* what) {
         const int status = entry(call_args);
         if (status != 0) {
-            std::string message = std::exchange(last_halide_error, {});
+            std::string message = std::exchange(call_threads::error_text(), {});
             while (!message.empty() && message.back() == '\n') message.pop_back();
             throw std::runtime_error("kernel " + std::string(k.name) + what + " failed with Halide error " +
                                      std::to_string(status) + (message.empty() ? "" : ": " + message));

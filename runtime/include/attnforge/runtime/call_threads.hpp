@@ -9,6 +9,7 @@
 // alone, and no call runs tasks on more threads than its count. Parallel loops met inside a task run
 // on that task's thread (one level of parallelism per call: the kernels' outer loop).
 #include <cstdint>
+#include <string>
 
 namespace attnforge::runtime::call_threads {
 
@@ -34,5 +35,13 @@ void set_default(int threads);  // 0: back to HL_NUM_THREADS or one per core
 
 // The pool's workers started so far (it starts them as calls ask for them, and keeps them).
 int worker_count();
+
+// The most threads that run kernel tasks at once, all calls together (0: one per core, the default). Workers
+// join a loop only below it; callers always run their own loops. For a program that leaves cores to others.
+void set_core_limit(int threads);
+
+// Halide's error text for the call this thread runs (the run API's error handler writes it; a task that
+// failed on a worker has its text moved here when the loop ends).
+std::string& error_text();
 
 }  // namespace attnforge::runtime::call_threads
