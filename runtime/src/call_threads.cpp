@@ -31,9 +31,15 @@ thread_local std::string halide_error_text;
 std::atomic<int> default_set{0};
 std::atomic<int> core_limit{0};  // set_core_limit; 0: one per core
 
+// Read once: hardware_concurrency() asks the system each time, and cores() is called by spinning workers.
+int one_per_core() {
+    static const int count = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
+    return count;
+}
+
 int cores() {
     const int set = core_limit.load();
-    return set > 0 ? set : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return set > 0 ? set : one_per_core();
 }
 
 int default_from_environment() {
@@ -42,7 +48,7 @@ int default_from_environment() {
             const int n = std::atoi(v);
             if (n > 0) return std::min(n, kMaxThreads);
         }
-        return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
+        return one_per_core();
     }();
     return count;
 }
