@@ -231,8 +231,8 @@ def bf16_grid(quick):
 
 BF16_PROTOCOL = """the prefill protocol (round-robin, `--rounds` rounds, medians of batch medians, rounds retaken when the
 FMA peak is below 85% of the best seen), with two attnforge rows per round: the bf16 kernel the rule picks
-(`attnforge bench --dtype bf16`, which also measures the bf16 dot-product peak, vdpbf16ps, that its % of peak is
-of) and the float32 one. Inputs are float32 values rounded to bf16 once, the same numbers for every implementation;
+(`attnforge bench --dtype bf16`, which also measures the machine's bf16 peak that its % of peak is of: AMX's
+tdpbf16ps where the CPU has AMX, else vdpbf16ps) and the float32 one. Inputs are float32 values rounded to bf16 once, the same numbers for every implementation;
 every output, ours included, is checked first against float64 NumPy on those inputs (docs/contract.md §5's bf16
 bound, 5e-3 · (1 + max|ref|))."""
 
@@ -240,7 +240,8 @@ bound, 5e-3 · (1 + max|ref|))."""
 def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process=None):
     """The bf16 cells (bench/bf16_peers.py). Rows: 'attnforge' (bf16), 'attnforge float32', 'attnforge (Python)'
     (the bf16 kernel through the module: float32 arrays rounded to bf16 as it reads them) and the peers, each with
-    gflops and the fraction of the bf16 dot-product peak (peak_gflops) and of the FMA peak (fma_peak_gflops)."""
+    gflops and the fraction of the bf16 peak (peak_gflops: AMX tiles, else vdpbf16ps) and of the FMA peak
+    (fma_peak_gflops)."""
     import bf16_peers
     started = time.time()
     for n, (variant, B, L) in enumerate(cells):
@@ -594,7 +595,7 @@ def main():
         bpeers = bf16_peers.peers()
         versions.update({"OpenVINO": p.version for p in bpeers if isinstance(p, bf16_peers.OpenVino)})
         versions.update({"PyTorch": p.version for p in bpeers if isinstance(p, bf16_peers.TorchBf16)})
-        # its own best peaks: a bf16 row's peak is the bf16 dot-product peak, twice the FMA peak
+        # its own best peaks: a bf16 row's peak is the machine's bf16 peak (AMX tiles, else vdpbf16ps)
         run_bf16(a.attnforge, ours, bpeers, bf16, threads, rounds, rng, rows, checks, {}, in_process)
     protocol = FLEX_PROTOCOL if a.flex else BF16_PROTOCOL if a.bf16 else __doc__.split("Protocol: ")[1].split("\n\n")[0]
     result = {

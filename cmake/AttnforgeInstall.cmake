@@ -13,14 +13,14 @@ install(DIRECTORY
           ${PROJECT_SOURCE_DIR}/catalogue/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(target IN ITEMS attnforge_bind_shapes attnforge_interp attnforge_io attnforge_codegen attnforge_tensor
-                         attnforge_runtime_core attnforge_engine_core)
+                         attnforge_tile_permission attnforge_runtime_core attnforge_engine_core)
   target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
 set_target_properties(attnforge_warnings PROPERTIES EXPORT_NAME warnings)
 set_target_properties(attnforge_codegen_headers PROPERTIES EXPORT_NAME codegen_headers)
 install(TARGETS attnforge_dsl attnforge_bind_shapes attnforge_interp attnforge_io attnforge_codegen_headers
-                attnforge_codegen attnforge_size_classes attnforge_tensor attnforge_runtime_core attnforge_engine_core
-                attnforge_warnings
+                attnforge_codegen attnforge_size_classes attnforge_tensor attnforge_tile_permission attnforge_runtime_core
+                attnforge_engine_core attnforge_warnings
         EXPORT attnforgeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 

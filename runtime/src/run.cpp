@@ -4,6 +4,7 @@
 #include <attnforge/runtime/halide_buffer.hpp>
 #include <attnforge/runtime/run.hpp>
 #include <attnforge/runtime/scratch_memory.hpp>
+#include <attnforge/runtime/tile_permission.hpp>
 
 #include <HalideBuffer.h>
 
@@ -275,6 +276,7 @@ void call_kernel(const KernelEntry& k, const ViewMap& inputs, const OutputView& 
                                 "answer is that of fully masked rows");
     install_error_handler();
     scratch::install();
+    request_amx_tiles();
     const dsl::graph_signature& sig = k.signature();
     std::vector<std::vector<halide_dimension_t>> dims(sig.inputs.size() + 1);
     std::vector<halide_buffer_t> buffers(sig.inputs.size() + 1);

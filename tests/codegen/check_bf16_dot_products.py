@@ -1,4 +1,5 @@
-"""bf16 kernels multiply with AVX512_BF16's vdpbf16ps, fp16 kernels convert with F16C's vcvtph2ps.
+"""bf16 kernels multiply with AVX512_BF16's vdpbf16ps, or AMX tiles where the target has them; fp16 kernels
+convert with F16C's vcvtph2ps.
 
 Generates the assembly of bf16 and fp16 kernels with the build's generator for explicit targets (a
 cross-compilation: the machine running the test need not have the instructions) and reads the loops
@@ -16,7 +17,17 @@ import subprocess
 import sys
 
 ZEN4 = "x86-64-linux-avx512_zen4-no_runtime"
+# Sapphire Rapids as Halide's host detection names it: AMX tiles besides AVX512_BF16
+SAPPHIRE_RAPIDS = ("x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-avxvnni-f16c-"
+                   "fma-sse41-no_runtime")
 AVX2 = "x86-64-linux-avx2-fma-f16c-no_runtime"
+
+# On AMX (Tiles::amx_products, lower/amx_tiles.hpp): (variant, strategy, tile products at least: Q·Kᵀ and P·V)
+AMX_KERNELS = [
+    ("sdpa", "materialized", 2),
+    ("sdpa_causal", "materialized", 2),  # the band skips whole panels and steps, outside the tiles
+    ("sdpa", "streaming", 2),
+]
 
 # (variant, strategy, the Funcs whose inner loops must be vdpbf16ps: every one, or (Func, how many at least))
 BF16_KERNELS = [
@@ -97,6 +108,19 @@ def main():
                         strategy=strategy, dtype="bf16")
         if "vdpbf16ps" in avx2 or "vfmadd" not in avx2:
             failures.append(f"{name} for {AVX2}: expected float32 FMAs and no vdpbf16ps")
+    # AMX tile products where the target has them; none for Zen 4 (checked above: vdpbf16ps loops).
+    for variant, strategy, at_least in AMX_KERNELS:
+        name = f"{variant}_{strategy}_bf16_amx"
+        text = generate(generator, out, name, SAPPHIRE_RAPIDS, variant=variant, result="output", strategy=strategy,
+                        dtype="bf16")
+        tiles = text.count("tdpbf16ps")
+        if tiles < at_least:
+            failures.append(f"{name}: {tiles} tdpbf16ps in {out}/{name}.s, expected {at_least} or more")
+        else:
+            print(f"ok {name}: {tiles} tdpbf16ps")
+        zen4 = (out / f"{variant}_{strategy}_bf16.s").read_text()
+        if "tdpbf16ps" in zen4:
+            failures.append(f"{variant}_{strategy}_bf16 for {ZEN4}: tile instructions on a target without AMX")
     # fp16 storage: the F16C conversion where inputs are read.
     for strategy in ("materialized", "streaming"):
         name = f"sdpa_{strategy}_fp16"

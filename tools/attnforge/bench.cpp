@@ -166,17 +166,17 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                            "% peak", "GB/s", "% bw");
         for (int threads : o.threads) {
             const Peak fma = measure_fma_peak(threads);
-            // bf16 kernels are measured against the bf16 dot-product peak where the CPU has one (their
-            // products are vdpbf16ps), float32 and fp16 kernels against the FMA peak.
+            // bf16 kernels are measured against the machine's bf16 peak where it has one (AMX tiles, else
+            // vdpbf16ps: their products), float32 and fp16 kernels against the FMA peak.
             const std::optional<Peak> dot =
-                storage == dsl::element_type::bfloat16 ? measure_bf16_dot_peak(threads) : std::nullopt;
+                storage == dsl::element_type::bfloat16 ? measure_bf16_peak(threads) : std::nullopt;
             const Peak peak = dot.value_or(fma);
             const Bandwidth bandwidth = measure_read_bandwidth(threads);
             out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,
                                std::string("FMA peak (") + fma.isa + ")", "", fma.gflops, dot ? "" : "100.0");
             if (dot)
                 out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,
-                                   std::string("bf16 dot-product peak (") + dot->isa + ")", "", dot->gflops, "100.0");
+                                   std::string("bf16 peak (") + dot->isa + ")", "", dot->gflops, "100.0");
             out << fmt::format("{:>7} {:<44} {:>10} {:>10} {:>8} {:>8.1f}\n", threads,
                                std::string("read bandwidth (") + bandwidth.isa + ", 512 MiB, fastest of 5)", "", "",
                                "", bandwidth.gbs);
@@ -207,7 +207,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
                                 {"ms", s * 1e3},
                                 {"gflops", flops / s / 1e9},
                                 {"peak_gflops", peak.gflops},
-                                {"peak", dot ? "bf16_dot_product" : "fma"},
+                                {"peak", !dot                                       ? "fma"
+                                         : std::string_view(dot->isa) == "amx_bf16" ? "bf16_tiles"
+                                                                                    : "bf16_dot_product"},
                                 {"fma_peak_gflops", fma.gflops},
                                 {"fraction_of_peak", flops / s / 1e9 / peak.gflops},
                                 {"bytes", bytes},

@@ -1,7 +1,10 @@
 #include "fma_peak.hpp"
 
+#include <attnforge/runtime/tile_permission.hpp>
+
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -50,6 +53,43 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_dot_loop(long iteration
     _mm512_storeu_ps(out, s);
     for (float v : out) sum += v;
     return sum;
+}
+
+// tdpbf16ps: a 16 × 16 float32 tile += 16 × 32 bf16 · 32 × 16 bf16, 16384 flops. Four accumulator tiles
+// (tmm0-3) from two A (tmm4, 5) and two B (tmm6, 7) tiles, as a 32 × 32 register block of a matrix product:
+// independent accumulators, operands loaded once (the instruction's peak, not the loads').
+struct TileConfig {
+    std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    std::uint16_t column_bytes[16] = {};
+    std::uint8_t rows[16] = {};
+};
+
+__attribute__((target("amx-tile,amx-bf16"))) float bf16_tile_loop(long iterations) {
+    TileConfig config;
+    for (int t = 0; t < 8; ++t) {
+        config.column_bytes[t] = 64;
+        config.rows[t] = 16;
+    }
+    alignas(64) static const std::uint16_t operand[16 * 32] = {};  // bf16 zeros: the product's values do not matter
+    alignas(64) float out[16 * 16];
+    _tile_loadconfig(&config);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, operand, 64);
+    _tile_loadd(5, operand, 64);
+    _tile_loadd(6, operand, 64);
+    _tile_loadd(7, operand, 64);
+    for (long n = 0; n < iterations; ++n) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return out[0];
 }
 
 __attribute__((target("avx2,fma"))) float fma_loop_avx2(long iterations) {
@@ -144,6 +184,24 @@ std::optional<Peak> measure_bf16_dot_peak(int threads, double seconds) {
     (void)seconds;
     return std::nullopt;
 #endif
+}
+
+std::optional<Peak> measure_bf16_tile_peak(int threads, double seconds) {
+#ifdef ATTNFORGE_X86
+    __builtin_cpu_init();
+    if (!runtime::request_amx_tiles()) return std::nullopt;  // no AMX, or Linux refused the tile state
+    return Peak{measure_peak(threads, seconds, 16.0 * 16 * 32 * 2, 4, [](long n) { return bf16_tile_loop(n); }),
+                "amx_bf16"};
+#else
+    (void)threads;
+    (void)seconds;
+    return std::nullopt;
+#endif
+}
+
+std::optional<Peak> measure_bf16_peak(int threads, double seconds) {
+    if (std::optional<Peak> tiles = measure_bf16_tile_peak(threads, seconds)) return tiles;
+    return measure_bf16_dot_peak(threads, seconds);
 }
 
 }  // namespace attnforge::cli

@@ -1,5 +1,7 @@
 #include "candidate.hpp"
 
+#include <attnforge/runtime/tile_permission.hpp>
+
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -83,6 +85,7 @@ Candidate Candidate::compile(const Problem& p, const SchedulePoint& point, const
 }
 
 void Candidate::run(Workload& w) const {
+    runtime::request_amx_tiles();  // a bf16 candidate for a target with AMX multiplies on tiles (once per process)
     ErrorCapture ctx;
     Halide::JITUserContext* context = &ctx;
     w.argv[0] = &context;

@@ -202,15 +202,15 @@ int tune_main(const Options& o) {
     std::sort(ranked.begin(), ranked.end(), [&](int a, int b) { return out.trials[a].ms < out.trials[b].ms; });
     for (int i : ranked) r.top.push_back(out.trials[i]);
 
-    // bf16 kernels against the bf16 dot-product peak where the CPU has one (attnforge bench does the same).
+    // bf16 kernels against the machine's bf16 peak where it has one (attnforge bench does the same).
     const std::optional<attnforge::cli::Peak> dot =
-        o.dtype == "bf16" ? attnforge::cli::measure_bf16_dot_peak(threads) : std::nullopt;
+        o.dtype == "bf16" ? attnforge::cli::measure_bf16_peak(threads) : std::nullopt;
     const double peak = dot ? dot->gflops : attnforge::cli::measure_fma_peak(threads).gflops;
     print_table(problem, out, r, peak, o.top);
     const double speedup = r.default_schedule.ms / r.best.ms;
     fmt::print("\nbest: {} — {:.3f} ms, {:.2f}x the default ({:.3f} ms); {} peak {:.0f} GFLOP/s on {} threads\n",
-               schedule_text(r.best.point), r.best.ms, speedup, r.default_schedule.ms, dot ? "bf16 dot-product" : "FMA",
-               peak, threads);
+               schedule_text(r.best.point), r.best.ms, speedup, r.default_schedule.ms,
+               dot ? std::string("bf16 (") + dot->isa + ")" : std::string("FMA"), peak, threads);
     if (o.no_record) {
         fmt::print("not recorded (--no-record)\n");
     } else {

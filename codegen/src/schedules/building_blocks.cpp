@@ -45,6 +45,31 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
     update.vectorize(si).unroll(so).unroll(s[1]);
 }
 
+// An AMX tile product `sum` (first argument the tile's columns, argument rows_arg its rows, its reduction (32
+// values, steps):
+// lower/amx_tiles.hpp): a copy of it computed at `level` in 16 × 16 tiles, each tile's accumulator in a tile
+// register (MemoryType::AMXTile) over every step. Returns the copy, which the consumers read.
+Func amx_tile_product(Func sum, const Halide::LoopLevel& level, int rows_arg) {
+    Func tiles = sum.in();
+    const std::vector<Var> a = tiles.args();
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    tiles.compute_at(level)
+        .tile(a[0], a[rows_arg], xo, yo, xi, yi, amx_tile_columns, amx_tile_rows, TailStrategy::RoundUp)
+        .vectorize(xi)
+        .vectorize(yi);
+    // The arguments between the columns and the rows (a panel) inside the row tiles: one tile per innermost loop.
+    std::vector<Halide::VarOrRVar> order{xi, yi, xo};
+    for (int i = 1; i < rows_arg; ++i) order.emplace_back(a[i]);
+    order.emplace_back(yo);
+    tiles.reorder(order);
+    const Var tile_loop = rows_arg > 1 ? a[rows_arg - 1] : xo;
+    const std::vector<Var> s = sum.args();
+    const std::vector<RVar> r = sum.rvars(0);  // (the step's values, steps)
+    sum.compute_at(tiles, tile_loop).store_in(Halide::MemoryType::AMXTile).vectorize(s[0]).vectorize(s[rows_arg]);
+    sum.update().reorder(r[0], s[0], s[rows_arg], r[1]).atomic().vectorize(r[0]).vectorize(s[0]).vectorize(s[rows_arg]);
+    return tiles;
+}
+
 // Vectors of E per P·V register tile: pv_cols, or all of E when 0 or when they do not divide it. With
 // 16 registers (AVX2) a tile of one query row by all 8 vectors of E = 64 loads 9 vectors per 8 FMAs; two
 // or three rows by half of E load 6 or 7 per 8 or 12 (P read again from L1 for the other half).
@@ -111,6 +136,24 @@ Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const
 // In bf16 pairs (pair, kk, e/2, kt, h, b): both elements of a pair and a vector of keys per store.
 void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knobs& k, int lanes) {
     Func keys = core.dot.keys;
+    if (core.dot.amx_tiles) {
+        // (pair, kk, row): a panel row's 16 keys by both elements of their pair, one 32-bf16 store; once per call,
+        // rows in parallel (the row folds the panel, head and batch entry).
+        const std::vector<Var> a = keys.args();
+        Var ro("ro"), ri("ri");
+        keys.compute_root()
+            .bound(a[0], 0, 2)
+            .bound(a[1], 0, amx_tile_columns)
+            .bound(a[2], 0, core.dot.amx_key_rows)
+            .reorder(a[0], a[1], a[2])
+            .vectorize(a[0])
+            .vectorize(a[1])
+            .split(a[2], ro, ri, 64, TailStrategy::GuardWithIf)
+            .parallel(ro);
+        Func queries = core.dot.queries;
+        queries.compute_at(task).vectorize(queries.args()[0], lanes, TailStrategy::RoundUp);
+        return;
+    }
     const std::vector<Var> a = keys.args();  // (kk, e, kt, h, b), or (pair, kk, e/2, kt, h, b)
     const bool pairs = core.dot.queries.defined();
     if (pairs) {
@@ -131,6 +174,18 @@ void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knob
 void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& level, const Halide::LoopLevel& task,
                             const Tiles& tiles, const Knobs& k) {
     const int lanes = tiles.lanes;
+    if (core.dot.amx_tiles) {
+        // AMX: the product in 16 × 16 tiles stored by a copy of their own (Halide stores a tile register only as
+        // a plain copy). The scale is applied where the softmax reads them (a multiply per read: a pass storing the
+        // scaled scores took 11 % of bf16 sdpa_causal at L = 4096); modified scores are stored as above.
+        if (core.store_scores) {
+            Func stored = core.full_block_scores.defined() ? core.full_block_scores : core.scores;
+            stored.compute_at(level).vectorize(stored.args()[0], lanes, TailStrategy::RoundUp);
+        }
+        amx_tile_product(core.dot.sum, level, 2);  // (kk, kt, qq, qt, h, b)
+        pack_keys(core, task, k, lanes);
+        return;
+    }
     // The tile stored from the accumulators: the scaled product, or the final scores where a modifier
     // would otherwise be evaluated at every read (CoreCommon::store_scores; the product then inlined).
     // Where predicates fill blocks, the scores before them (both passes read them; lower/streaming.hpp).
@@ -171,6 +226,20 @@ void parallel_query_blocks(Owner owner, Var qi, Var t, const Tiles& tiles) {
 // most samples of the P·V loop). Where V is an input, its rows are already dense: read in place.
 // In bf16 pairs (pair, e, k/2, h, b) always (every element rounded and interleaved: once per call).
 void pack_values(const CoreCommon& core, int lanes) {
+    if (core.amx_weighted_sum) {
+        // (pair, e, row): the two keys of a pair unrolled inside vectors of e, as below; rows in parallel.
+        Func pairs = core.value_pairs;
+        const std::vector<Var> a = pairs.args();
+        Var ro("ro"), ri("ri");
+        pairs.compute_root()
+            .bound(a[0], 0, 2)
+            .bound(a[2], 0, core.amx_value_rows)
+            .split(a[2], ro, ri, 64, TailStrategy::GuardWithIf)
+            .parallel(ro)
+            .vectorize(a[1], lanes, TailStrategy::RoundUp)
+            .unroll(a[0]);
+        return;
+    }
     if (core.value_pairs.defined()) {
         Func pairs = core.value_pairs;
         const std::vector<Var> a = pairs.args();

@@ -31,6 +31,17 @@ void schedule_core(MaterializedCore core, const Owner& owner, const Tiles& tiles
     reduce_row_by_lanes(core.row_sum, core.row_sum_lanes, Halide::LoopLevel(out, t), lanes);
     if (!core.weighted.defined()) return;
     pack_values(core, lanes);
+    if (core.amx_weighted_sum) {  // P·V on AMX tiles: all of E × the query tile, each over every key step
+        if (core.exps_and_weights.defined()) {
+            // P's rows (its tile's rows) one step of 32 keys further apart than whole steps: at a multiple of
+            // 4 KiB (Lk = 2048) a tile's 16 rows would all fall into one L1 set.
+            const Halide::Expr Lk = core.score_extents[0];
+            core.exps_and_weights.bound_extent(core.exps_and_weights.args()[0],
+                                               (Lk + (amx_tile_columns * 2 - 1)) / 32 * 32 + 32);
+        }
+        amx_tile_product(core.amx_sum, Halide::LoopLevel(out, t), 1);  // (e, qq, qt, h, b)
+        return;
+    }
     const bool pairs = core.value_pairs.defined();
     if (k.pv_key_block > 0) {
         // P·V over key chunks: for each chunk of pv_key_block keys, every register tile (pv_unroll rows ×

@@ -29,6 +29,9 @@ struct Owner {
 void reduce_row_by_lanes(Func row, Func per_lane, const Halide::LoopLevel& level, int lanes);
 void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lanes, int columns, int rows,
                                bool pairs = false);
+// AMX tiles: 16 rows by 16 float32 columns (lower/amx_tiles.hpp).
+inline constexpr int amx_tile_rows = 16, amx_tile_columns = 16;
+Func amx_tile_product(Func sum, const Halide::LoopLevel& level, int rows_arg);
 int pv_columns(const Knobs& k, int e_vectors);
 Var split_value_columns(Halide::Stage update, const Var& eo, const Var& eg, const Var& eu, const Knobs& k,
                         int head_width, int lanes);

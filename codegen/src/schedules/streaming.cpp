@@ -30,6 +30,12 @@ void schedule_core(StreamingCore core, const Owner& owner, const Tiles& tiles, c
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, Halide::LoopLevel(state, rb), lanes);
     core.block_exps.compute_at(state, rb).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
     reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, Halide::LoopLevel(state, rb), lanes);
+    if (core.amx_weighted_sum) {  // exps · V on AMX tiles: all of E × the query tile, over the block's steps
+        Func weights = core.rounded_weights;
+        weights.compute_at(state, rb).vectorize(weights.args()[0], lanes, TailStrategy::RoundUp);
+        amx_tile_product(core.amx_sum, Halide::LoopLevel(state, rb), 1);  // (e, qi, qt, h, b, kb[, pass])
+        return;
+    }
     Func acc = core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, qi, qt, h, b, kb)
     acc.compute_at(state, rb).vectorize(w[0], lanes, TailStrategy::RoundUp);

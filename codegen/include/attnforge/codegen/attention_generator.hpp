@@ -188,7 +188,12 @@ public:
         // The pre-pass tiles queries and keys as the streaming kernel it serves.
         if (output_kind.value() == "block_ranges") k.strategy = cg::Strategy::streaming;
         cg::AlgorithmPlan plan = cg::plan_for(k, this->get_target());
-        std::visit([&](cg::Tiles& t) { t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product(); }, plan);
+        std::visit(
+            [&](cg::Tiles& t) {
+                t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product();
+                t.amx_products = t.bf16_products && this->get_target().has_feature(Target::AVX512_SapphireRapids);
+            },
+            plan);
         cg::LoweringContext ctx(plan);
         ctx.head_width = head_width;
         ctx.softmax_result =

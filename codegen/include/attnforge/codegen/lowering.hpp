@@ -98,6 +98,10 @@ struct ScoreProduct {
     // (pair, kk, e/2, kt, h, b). Decoding with the heads along the lanes: the group's Q staged in lanes
     // ((pair,) x, g, idx, q, hk, b). Else undefined.
     Halide::Func queries;
+    // Under Tiles::amx_products where E is whole AMX steps: sum is an AMX tile product (lower/amx_tiles.hpp),
+    // reducing over (32 values of e, E/32 steps); keys is then (pair, kk, row), 16 keys a panel.
+    bool amx_tiles = false;
+    Halide::Expr amx_key_rows;  // there: keys' rows (from 0)
     DecodeProduct decode;  // the decode plan's product (else empty)
 };
 
@@ -166,6 +170,11 @@ struct CoreCommon {
     // and packed (pair, e, k/2, h, b), zero past Lk, and P rounded to bf16 where it meets V (materialized:
     // (k, q, h, b), zero past Lk; streaming: (kk, qi, qt, h, b, kb)). Else undefined.
     Halide::Func value_pairs, rounded_weights;
+    // P·V is an AMX tile product (lower/amx_tiles.hpp): value_pairs is then (pair, e, row), the reduction over
+    // (32 keys, steps of 32 keys).
+    bool amx_weighted_sum = false;
+    Halide::Expr amx_value_rows;  // there: value_pairs' rows (from 0)
+    Halide::Func amx_sum;         // there: the tile product (e, qq, qt, h, b) that `weighted` re-indexes
 };
 
 // The materialized strategy's core: all Lk scores of a query tile.

@@ -18,6 +18,10 @@ struct Tiles {
     // AVX512_BF16. Q, K and V are rounded to bf16 where they are packed (exact for a kernel's own inputs),
     // P where it meets V; sums, max and softmax stay float32.
     bool bf16_products = false;
+    // Under bf16_products, on targets with AMX (Sapphire Rapids and later: Halide's AVX512_SapphireRapids),
+    // the prefill strategies' Q·Kᵀ and P·V are AMX tile products (lower/amx_tiles.hpp): 16 × 16 float32
+    // accumulators over 32 bf16 a step, where E is a multiple of 32. Same roundings as bf16_products.
+    bool amx_products = false;
 };
 
 // All Lk scores of a query tile at once (memory O(query_tile · Lk) per thread).

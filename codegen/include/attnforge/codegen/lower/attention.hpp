@@ -134,8 +134,8 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {
-            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, bool(v.stored), E, group,
-                                                             *streaming, ctx.block_ranges, weighted_name);
+            StreamingCore core = detail::streaming_attention(in, values, !v.dense_rows, bool(v.stored), v.extents[2], E,
+                                                             group, *streaming, ctx.block_ranges, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else {
@@ -149,7 +149,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             core.head_width = E;
             core.values = values;
             core.pack_values = !v.dense_rows;
-            detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name, stored_values);
+            detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name, v.extents[2], stored_values);
             output = core.output;
             ctx.roles.cores.push_back(core);
         }

@@ -5,6 +5,7 @@
 // silent zero row (docs/robustness.md).
 #pragma once
 
+#include <attnforge/codegen/lower/amx_tiles.hpp>
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/head_group.hpp>
@@ -93,14 +94,37 @@ inline void materialized_logsumexp(MaterializedCore& core, const std::string& na
 // (Σ_k exps · V) / z as the core's output, the sum over the keys of the pattern's band only (with the
 // query tile's granularity: keys outside every query's band of the tile have exps 0 or none at all).
 // With bf16 weights (materialized_softmax made them), the keys in pairs and V packed in bf16 pairs, from
-// V as stored (`stored_values`, bf16, where defined: no rounding to do) or rounded.
+// V as stored (`stored_values`, bf16, where defined: no rounding to do) or rounded. kv_heads: V's head count.
 inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& group, const Tiles& tiles,
-                                      const std::string& name, const Halide::Func& stored_values = {}) {
+                                      const std::string& name, const Halide::Expr& kv_heads,
+                                      const Halide::Func& stored_values = {}) {
     Halide::Var e("e"), q("q"), h("h"), b("b");
     Halide::Func acc(name + "_sum"), out(name);
     const Halide::Expr Lk = core.score_extents[0];
-    acc(e, q, h, b) = 0.0f;
-    if (core.rounded_weights.defined()) {
+    if (core.rounded_weights.defined() && tiles.amx_products && core.head_width % amx_columns == 0 &&
+        tiles.query_tile % amx_depth == 0) {
+        // On AMX tiles (lower/amx_tiles.hpp): steps of 32 keys, the last one's weights past Lk meeting zero values.
+        // Under a causal band a query tile's band ends at a multiple of its size, so of 32: whole steps.
+        const AmxValuePairs pairs =
+            amx_value_pairs(stored_values, core.values, Lk, kv_heads, core.score_extents[3], amx_depth, name);
+        core.value_pairs = pairs.values;
+        core.amx_value_rows = pairs.rows;
+        core.amx_weighted_sum = true;
+        // By query tile, (e, qq, qt, h, b), so that the band bounds the steps by qt, outside the tiles.
+        const int Qt = tiles.query_tile;
+        Halide::Var qq("qq"), qt("qt");
+        Halide::RDom r = amx_reduction((Lk + (amx_depth - 1)) / amx_depth, "r");
+        restrict_to_block_band(r, amx_depth * r.y, qt * Qt, core.band, Qt, amx_depth);
+        const Halide::Expr pair_index = r.x / 2 + (amx_depth / 2) * r.y;
+        Halide::Func tiled(name + "_tiled_sum");
+        tiled(e, qq, qt, h, b) = 0.0f;
+        tiled(e, qq, qt, h, b) +=
+            pair_product(core.rounded_weights(amx_depth * r.y + r.x, qt * Qt + qq, h, b),
+                         pairs.values(r.x % 2, e, pairs.row(pair_index, group.kv_head(h), b, kv_heads)));
+        acc(e, q, h, b) = tiled(e, q % Qt, q / Qt, h, b);
+        core.amx_sum = tiled;
+    } else if (core.rounded_weights.defined()) {
+        acc(e, q, h, b) = 0.0f;
         Halide::Var pair("pair"), k2("k2");
         const Halide::Expr key = 2 * k2 + pair, row = Halide::min(key, Lk - 1);
         core.value_pairs = Halide::Func(name + "_value_pairs");
@@ -115,6 +139,7 @@ inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& g
         acc(e, q, h, b) += pair_product(core.rounded_weights(2 * r.y + r.x, q, h, b),
                                         core.value_pairs(r.x, e, r.y, group.kv_head(h), b));
     } else {
+        acc(e, q, h, b) = 0.0f;
         Halide::RDom r(0, Lk, "r");
         restrict_to_block_band(r, r, q, core.band, tiles.query_tile, 1);
         acc(e, q, h, b) += core.exps(r, q, h, b) * core.values(e, r, group.kv_head(h), b);

@@ -4,6 +4,7 @@
 // for its pattern only, never memoized apart from it.
 #pragma once
 
+#include <attnforge/codegen/lower/amx_tiles.hpp>
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/decode_product.hpp>
 #include <attnforge/codegen/lower/head_group.hpp>
@@ -64,6 +65,39 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
     // the products are exact, as float32 ones on those inputs. A computed Q or K (a projection, RoPE) stays
     // float32: rounded to bf16, its relative error 2⁻⁹ becomes an error of 2⁻⁹·S in the logits, beyond
     // docs/contract.md §5's bf16 bound once S reaches ~10³ (measured: mha's large-logit cases, 92 > 1.2).
+    if (tiles.amx_products && amx_fits(E) && q.stored && k.stored) {
+        // As the pairs below, on AMX tiles: K in panels of 16 keys (one tile's columns), Q staged in bf16 once per
+        // query tile (a tile's rows), the band skipped per panel.
+        const Halide::Expr kv_heads = k.extents[2];
+        const AmxKeyPanels panels =
+            amx_key_panels([&](const Halide::Expr& ke, const Halide::Expr& key, const Halide::Expr& hk,
+                               const Halide::Expr& bk) { return k.element(ke, key, hk, bk); },
+                           E, k.extents[1], kv_heads, k.extents[3], name);
+        Halide::RDom e = amx_reduction(E / amx_depth, "e");
+        Halide::Var ke("e");
+        Halide::Func queries(name + "_queries"), sum(name + "_sum"), f(name);
+        queries(ke, qi, h, b) = round_to_bf16(q.func(ke, Halide::clamp(qi, 0, q.extents[1] - 1), h, b));
+        // The sum by key panel and query tile: (kk, kt, qq, qt, h, b), key kt·16 + kk, query qt·query_tile + qq,
+        // so that a tile's indices are kk and qq alone (Halide's matcher needs the operands' indices affine in the
+        // lanes; it does not see through kv % 16 of a tile), and a band skips panels by (kt, qt), the loops
+        // outside the tiles (a condition on a tile's lanes would unvectorize it). Panels past the last (a streamed
+        // key tile rounded up past Lk) read the last one: their scores are masked.
+        Halide::Var kk("kk"), kt("kt"), qq("qq"), qt("qt");
+        const int Qt = tiles.query_tile;
+        restrict_to_block_band(e, kt * amx_columns, qt * Qt, shape.skipped_band, Qt, amx_columns);
+        const Halide::Expr pair_index = e.x / 2 + (amx_depth / 2) * e.y;
+        sum(kk, kt, qq, qt, h, b) = 0.0f;
+        sum(kk, kt, qq, qt, h, b) += pair_product(
+            queries(amx_depth * e.y + e.x, qt * Qt + qq, h, b),
+            panels.keys(e.x % 2, kk,
+                        panels.row(pair_index, Halide::min(kt, panels.panels - 1), group.kv_head(h), b, kv_heads)));
+        f(kv, qi, h, b) = sum(kv % amx_columns, kv / amx_columns, qi % Qt, qi / Qt, h, b) * scale;
+        ScoreProduct product{f, sum, panels.keys, Halide::Func(), {}};
+        product.queries = queries;
+        product.amx_tiles = true;
+        product.amx_key_rows = panels.rows;
+        return {product, Lowered{f, extents, false, {}}, k};
+    }
     if (tiles.bf16_products && E % 2 == 0 && q.stored && k.stored) {
         // K packed as keys(pair, kk, e/2, kt), the P keys of a panel with their pairs adjacent (one vector
         // of 32 bf16 per pair index), Q staged in bf16 once per query tile.

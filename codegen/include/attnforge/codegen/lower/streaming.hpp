@@ -2,6 +2,7 @@
 // query_tile · key_tile scores. Fully masked rows give zero rows, never NaN (lower/materialized.hpp).
 #pragma once
 
+#include <attnforge/codegen/lower/amx_tiles.hpp>
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/head_group.hpp>
@@ -25,10 +26,11 @@ namespace attnforge::codegen::detail {
 // Queries are tiled in the algorithm itself (q = qt·query_tile + qi), so that the key blocks a tile
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
-// values_are_input: V is a bf16 input of the kernel, read as stored (P·V may then take bf16 pairs).
+// values_are_input: V is a bf16 input of the kernel, read as stored (P·V may then take bf16 pairs); kv_heads: V's
+// head count.
 inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, bool values_are_input,
-                                  const StreamingPlan& plan, const BlockRangeRead& block_ranges,
-                                  const std::string& name) {
+                                  const Halide::Expr& kv_heads, const StreamingPlan& plan,
+                                  const BlockRangeRead& block_ranges, const std::string& name) {
     using Halide::Expr;
     const int Kb = plan.key_tile, Qb = plan.query_tile;
     const Expr Lk = core.score_extents[0];
@@ -58,7 +60,27 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
-    if (value_pairs) {
+    const bool amx_values =
+        value_pairs && plan.amx_products && core.head_width % amx_columns == 0 && Kb % amx_depth == 0;
+    if (amx_values) {
+        // exps · V on AMX tiles (lower/amx_tiles.hpp), a key block in steps of 32: V packed once per call (zero
+        // past Lk), the block's exps rounded to bf16 as below.
+        const AmxValuePairs pairs =
+            amx_value_pairs(Halide::Func(), core.values, Lk, kv_heads, core.score_extents[3], Kb, name);
+        core.value_pairs = pairs.values;
+        core.amx_value_rows = pairs.rows;
+        core.amx_weighted_sum = true;
+        core.rounded_weights = Halide::Func(name + "_rounded_weights");
+        core.rounded_weights(with_first(kk, row)) = round_weight_to_bf16(block.exps(with_first(kk, row)));
+        Halide::RDom r = amx_reduction(Kb / amx_depth, "r");
+        const Halide::Expr pair_index = kb * (Kb / 2) + r.x / 2 + (amx_depth / 2) * r.y;
+        core.block_weighted = Halide::Func(name + "_block_weighted_tiles");
+        core.block_weighted(with_first(e, row)) = 0.0f;
+        core.block_weighted(with_first(e, row)) +=
+            pair_product(core.rounded_weights(with_first(amx_depth * r.y + r.x, row)),
+                         pairs.values(r.x % 2, e, pairs.row(pair_index, group.kv_head(h), b, kv_heads)));
+        core.amx_sum = core.block_weighted;
+    } else if (value_pairs) {
         // exps · V over pairs of keys (lower/bf16_pairs.hpp) where V is the kernel's bf16 input (a computed V,
         // rounded, and P rounded too: in a graph where the output feeds a LayerNorm and a large-logit
         // attention, decoder_layer, those 2⁻⁹ errors flip its softmax, beyond docs/contract.md §5's bf16
@@ -132,15 +154,15 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
 
 // values: V as (e, k, h, b); pack_values: as CoreCommon's; values_are_input: as streamed_weighted_sum's.
 inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
-                                         bool values_are_input, int head_width, const HeadGroup& group,
-                                         const StreamingPlan& plan, const BlockRangeRead& block_ranges,
-                                         const std::string& name) {
+                                         bool values_are_input, const Halide::Expr& kv_heads, int head_width,
+                                         const HeadGroup& group, const StreamingPlan& plan,
+                                         const BlockRangeRead& block_ranges, const std::string& name) {
     StreamingCore core;
     fill_common(core, in);
     core.values = values;
     core.pack_values = pack_values;
     core.head_width = head_width;
-    streamed_weighted_sum(core, group, values_are_input, plan, block_ranges, name);
+    streamed_weighted_sum(core, group, values_are_input, kv_heads, plan, block_ranges, name);
     return core;
 }
 
