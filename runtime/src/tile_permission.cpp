@@ -19,7 +19,8 @@ namespace {
 bool cpu_has_amx_tiles() {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-    return (edx >> 24) & 1u;  // AMX-TILE
+    constexpr unsigned amx_bf16 = 1u << 22, amx_tile = 1u << 24;
+    return (edx & (amx_bf16 | amx_tile)) == (amx_bf16 | amx_tile);
 }
 #endif
 

@@ -138,7 +138,7 @@ void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knob
     Func keys = core.dot.keys;
     if (core.dot.amx_tiles) {
         // (pair, kk, row): a panel row's 16 keys by both elements of their pair, one 32-bf16 store; once per call,
-        // rows in parallel (the row folds the panel, head and batch entry).
+        // rows in parallel (the row folds the panel, head and batch entry). keys_per_task does not apply.
         const std::vector<Var> a = keys.args();
         Var ro("ro"), ri("ri");
         keys.compute_root()
@@ -177,7 +177,8 @@ void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& lev
     if (core.dot.amx_tiles) {
         // AMX: the product in 16 × 16 tiles stored by a copy of their own (Halide stores a tile register only as
         // a plain copy). The scale is applied where the softmax reads them (a multiply per read: a pass storing the
-        // scaled scores took 11 % of bf16 sdpa_causal at L = 4096); modified scores are stored as above.
+        // scaled scores took 11 % of bf16 sdpa_causal at L = 4096); modified scores are stored, as in the register
+        // tiles below.
         if (core.store_scores) {
             Func stored = core.full_block_scores.defined() ? core.full_block_scores : core.scores;
             stored.compute_at(level).vectorize(stored.args()[0], lanes, TailStrategy::RoundUp);

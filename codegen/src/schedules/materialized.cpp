@@ -33,11 +33,11 @@ void schedule_core(MaterializedCore core, const Owner& owner, const Tiles& tiles
     pack_values(core, lanes);
     if (core.amx_weighted_sum) {  // P·V on AMX tiles: all of E × the query tile, each over every key step
         if (core.exps_and_weights.defined()) {
-            // P's rows (its tile's rows) one step of 32 keys further apart than whole steps: at a multiple of
-            // 4 KiB (Lk = 2048) a tile's 16 rows would all fall into one L1 set.
+            // P's rows (its tile's rows) stored one step of 32 keys further apart than whole steps: at a multiple
+            // of 4 KiB (Lk = 2048) a tile's 16 rows would all fall into one L1 set. (No gain measured on the one
+            // AMX machine tried, within its noise.)
             const Halide::Expr Lk = core.score_extents[0];
-            core.exps_and_weights.bound_extent(core.exps_and_weights.args()[0],
-                                               (Lk + (amx_tile_columns * 2 - 1)) / 32 * 32 + 32);
+            core.exps_and_weights.bound_storage(core.exps_and_weights.args()[0], (Lk + 31) / 32 * 32 + 32);
         }
         amx_tile_product(core.amx_sum, Halide::LoopLevel(out, t), 1);  // (e, qq, qt, h, b)
         return;

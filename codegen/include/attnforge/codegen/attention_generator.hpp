@@ -31,6 +31,7 @@
 // the row-major shape (Halide's first dimension is the innermost).
 #pragma once
 
+#include <attnforge/codegen/cpu_features.hpp>
 #include <attnforge/codegen/lower.hpp>
 #include <attnforge/codegen/prefetch_lines.hpp>
 #include <attnforge/codegen/schedules/schedule.hpp>
@@ -191,7 +192,7 @@ public:
         std::visit(
             [&](cg::Tiles& t) {
                 t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product();
-                t.amx_products = t.bf16_products && this->get_target().has_feature(Target::AVX512_SapphireRapids);
+                t.amx_products = t.bf16_products && has_amx_tiles();
             },
             plan);
         cg::LoweringContext ctx(plan);
@@ -294,6 +295,15 @@ private:
         const Target t = this->get_target();
         return t.has_feature(Target::AVX512_Zen4) || t.has_feature(Target::AVX512_Zen5) ||
                t.has_feature(Target::AVX512_SapphireRapids);
+    }
+
+    // AMX tile products: targets with Halide's avx512_sapphirerapids feature. Halide's host detection names that
+    // feature from AVX-VNNI and AVX512_BF16 alone, without AMX's own CPUID bits, so a machine that has those but
+    // no tiles (a virtual machine that hides them) would get kernels that stop with SIGILL: where the build
+    // machine's host target has the feature, its tiles must be there too (cpu_features.hpp).
+    bool has_amx_tiles() const {
+        if (!this->get_target().has_feature(Target::AVX512_SapphireRapids)) return false;
+        return !get_host_target().has_feature(Target::AVX512_SapphireRapids) || cg::cpu_has_amx_bf16_tiles();
     }
 
     // A storage type by its name in the element-type table.

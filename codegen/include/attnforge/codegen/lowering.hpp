@@ -174,7 +174,8 @@ struct CoreCommon {
     // (32 keys, steps of 32 keys).
     bool amx_weighted_sum = false;
     Halide::Expr amx_value_rows;  // there: value_pairs' rows (from 0)
-    Halide::Func amx_sum;         // there: the tile product (e, qq, qt, h, b) that `weighted` re-indexes
+    Halide::Func amx_sum;         // there: the tile product (materialized: (e, qq, qt, h, b), re-indexed by `weighted`;
+                                  // streaming: block_weighted itself)
 };
 
 // The materialized strategy's core: all Lk scores of a query tile.

@@ -102,9 +102,10 @@ inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& g
     Halide::Func acc(name + "_sum"), out(name);
     const Halide::Expr Lk = core.score_extents[0];
     if (core.rounded_weights.defined() && tiles.amx_products && core.head_width % amx_columns == 0 &&
-        tiles.query_tile % amx_depth == 0) {
-        // On AMX tiles (lower/amx_tiles.hpp): steps of 32 keys, the last one's weights past Lk meeting zero values.
-        // Under a causal band a query tile's band ends at a multiple of its size, so of 32: whole steps.
+        tiles.query_tile % amx_rows == 0 && (!core.band.causal || tiles.query_tile % amx_depth == 0)) {
+        // On AMX tiles (lower/amx_tiles.hpp): steps of 32 keys, the last one's weights past Lk meeting zero values;
+        // whole tiles of query rows. Under a causal band a query tile's band ends at a multiple of its size: of 32,
+        // whole steps.
         const AmxValuePairs pairs =
             amx_value_pairs(stored_values, core.values, Lk, kv_heads, core.score_extents[3], amx_depth, name);
         core.value_pairs = pairs.values;

@@ -65,9 +65,9 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
     // the products are exact, as float32 ones on those inputs. A computed Q or K (a projection, RoPE) stays
     // float32: rounded to bf16, its relative error 2⁻⁹ becomes an error of 2⁻⁹·S in the logits, beyond
     // docs/contract.md §5's bf16 bound once S reaches ~10³ (measured: mha's large-logit cases, 92 > 1.2).
-    if (tiles.amx_products && amx_fits(E) && q.stored && k.stored) {
+    if (tiles.amx_products && amx_fits(E) && tiles.query_tile % amx_rows == 0 && q.stored && k.stored) {
         // As the pairs below, on AMX tiles: K in panels of 16 keys (one tile's columns), Q staged in bf16 once per
-        // query tile (a tile's rows), the band skipped per panel.
+        // query tile (whole tiles of rows: a query tile of 8 would compute 16 rows), the band skipped per panel.
         const Halide::Expr kv_heads = k.extents[2];
         const AmxKeyPanels panels =
             amx_key_panels([&](const Halide::Expr& ke, const Halide::Expr& key, const Halide::Expr& hk,
@@ -81,7 +81,8 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
         // so that a tile's indices are kk and qq alone (Halide's matcher needs the operands' indices affine in the
         // lanes; it does not see through kv % 16 of a tile), and a band skips panels by (kt, qt), the loops
         // outside the tiles (a condition on a tile's lanes would unvectorize it). Panels past the last (a streamed
-        // key tile rounded up past Lk) read the last one: their scores are masked.
+        // key tile rounded up past Lk) read the last one: the streaming strategy masks scores past Lk, and the
+        // materialized one never reduces them and meets their weights with zero values.
         Halide::Var kk("kk"), kt("kt"), qq("qq"), qt("qt");
         const int Qt = tiles.query_tile;
         restrict_to_block_band(e, kt * amx_columns, qt * Qt, shape.skipped_band, Qt, amx_columns);

@@ -60,8 +60,8 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
-    const bool amx_values =
-        value_pairs && plan.amx_products && core.head_width % amx_columns == 0 && Kb % amx_depth == 0;
+    const bool amx_values = value_pairs && plan.amx_products && core.head_width % amx_columns == 0 &&
+                            Kb % amx_depth == 0 && Qb % amx_rows == 0;
     if (amx_values) {
         // exps · V on AMX tiles (lower/amx_tiles.hpp), a key block in steps of 32: V packed once per call (zero
         // past Lk), the block's exps rounded to bf16 as below.
