@@ -223,10 +223,11 @@ def run_flex(exe, ours, fpeers, cells, threads, rounds, rng, rows, checks, best_
 
 
 def bf16_grid(quick):
-    """(variant, B, L) cells of the bf16 grid: today's dense sdpa and mha cells at L >= 512 (the issue's)."""
+    """(variant, B, L) cells of the bf16 grid: dense sdpa, mha and self_attention_layer at L >= 512."""
     if quick:
-        return [("sdpa", 1, 256), ("mha", 1, 256)]
-    return [("sdpa", 1, L) for L in (512, 2048, 8192)] + [("mha", B, L) for B in (1, 4) for L in (512, 2048)]
+        return [("sdpa", 1, 256), ("mha", 1, 256), ("self_attention_layer", 1, 256)]
+    return ([("sdpa", 1, L) for L in (512, 2048, 8192)] + [("mha", B, L) for B in (1, 4) for L in (512, 2048)]
+            + [("self_attention_layer", B, L) for B, L in ((1, 512), (1, 2048), (4, 2048))])
 
 
 BF16_PROTOCOL = """the prefill protocol (round-robin, `--rounds` rounds, medians of batch medians, rounds retaken when the
@@ -249,25 +250,33 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
         inputs = {k: bf16_peers.round_to_bf16(v) for k, v in make_inputs(variant, B, L, rng).items()}
         reference = bf16_peers.reference(variant, inputs)
         ok = {}
-        bound = lambda impl: 2e-3 if bf16_peers.dtype_of(impl) == "fp16" else 5e-3  # §5's factor
-        for impl, dtype in (("attnforge", "bf16"), ("attnforge float32", None), ("attnforge fp16", "fp16")):
+        # §5: the factor of the type, plus for mha and the layer, whose projected Q, K, V the 16-bit implementations
+        # round (ours and the peers alike), the term for rounded operands.
+        term = {dtype: bf16_peers.rounded_operands_term(variant, inputs, u)
+                for dtype, u in (("bf16", 2.0 ** -8), ("fp16", 2.0 ** -11))}
+
+        def check(got, impl):
+            dtype = bf16_peers.dtype_of(impl)
+            return bf16_peers.check(got, reference, 2e-3 if dtype == "fp16" else 5e-3, term.get(dtype, 0.0))
+        fp16 = variant in ("sdpa", "mha")  # the variants with fp16 kernels (generated/kernels.list)
+        ours_types = (("attnforge", "bf16"), ("attnforge float32", None)) + ((("attnforge fp16", "fp16"),) if fp16 else ())
+        for impl, dtype in ours_types:
             try:
                 with tempfile.TemporaryDirectory() as tmp:
-                    c = bf16_peers.check(our_output(exe, variant, inputs, tmp, dtype=dtype), reference, bound(impl))
+                    c = check(our_output(exe, variant, inputs, tmp, dtype=dtype), impl)
             except (subprocess.CalledProcessError, OSError, ValueError) as e:
                 c = {"max_abs_error": None, "bound": None, "ok": False,
                      "note": (getattr(e, "stderr", None) or str(e)).strip()[:300]}
             checks.append({"variant": variant, "shape": shape, "implementation": impl, "grid": "bf16", **c})
             ok[impl] = c["ok"]
         if in_process:
-            c = bf16_peers.check(in_process.prepare(variant, inputs, 1, dtype="bf16")(), reference, bound(OURS_PYTHON))
+            c = check(in_process.prepare(variant, inputs, 1, dtype="bf16")(), OURS_PYTHON)
             checks.append({"variant": variant, "shape": shape, "implementation": OURS_PYTHON, "grid": "bf16", **c})
             ok[OURS_PYTHON] = c["ok"]
         usable = []
         for p in bpeers:
             try:
-                c = bf16_peers.check(bf16_peers.run_once(p, p.prepare(variant, inputs, 1)), reference,
-                                     bound(p.name(variant)))
+                c = check(bf16_peers.run_once(p, p.prepare(variant, inputs, 1)), p.name(variant))
             except Exception as e:  # a peer that cannot build this model is reported, not fatal
                 print(f"[bf16] {p.name(variant)} left out of {variant} {shape}: {str(e)[:300]}", file=sys.stderr)
                 continue
@@ -282,7 +291,7 @@ def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_
             samples, peak, retakes, ours_rows = measure_rounds(
                 lambda: ours.batch(variant, B, L, t, dtype="bf16"), calls, rounds, t, best_peak,
                 more_ours={"attnforge float32": lambda: ours.batch(variant, B, L, t),
-                           "attnforge fp16": lambda: ours.batch(variant, B, L, t, dtype="fp16")})
+                           **({"attnforge fp16": lambda: ours.batch(variant, B, L, t, dtype="fp16")} if fp16 else {})})
             flops = ours_rows[-1]["gflops"] * ours_rows[-1]["ms"] * 1e6
             fma = statistics.median(r.get("fma_peak_gflops", r["peak_gflops"]) for r in ours_rows)
             for impl, ms in samples.items():
@@ -302,7 +311,11 @@ def make_inputs(variant, B, L, rng):
         return {n: rng.standard_normal((B, H, L, E), dtype=np.float32) for n in ("q", "k", "v")}
     kv = 128 if variant == "gqa" else D
     w = lambda o: (rng.standard_normal((D, o), dtype=np.float32) / np.sqrt(D)).astype(np.float32)
-    return {"x": rng.standard_normal((B, L, D), dtype=np.float32), "wq": w(D), "wk": w(kv), "wv": w(kv), "wo": w(D)}
+    inputs = {"x": rng.standard_normal((B, L, D), dtype=np.float32), "wq": w(D), "wk": w(kv), "wv": w(kv), "wo": w(D)}
+    if variant == "self_attention_layer":  # LayerNorm's gamma and beta (D)
+        inputs.update(gamma=(1 + 0.1 * rng.standard_normal(D)).astype(np.float32),
+                      beta=(0.1 * rng.standard_normal(D)).astype(np.float32))
+    return inputs
 
 
 class Ours:

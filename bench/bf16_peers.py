@@ -1,20 +1,24 @@
-"""The peers of the bf16 grid (bench/attention_bench.py --bf16): sdpa and mha with 16-bit storage.
+"""The peers of the bf16 grid (bench/attention_bench.py --bf16): sdpa, mha and self_attention_layer with 16-bit
+storage.
 
 Each peer's prepare(variant, inputs, threads) returns a callable computing the output from inputs already
 converted (conversion not timed), or raises Unsupported with the reason. Inputs arrive as float32 NumPy arrays
 whose values are bf16 already (rounded once by the grid), so every implementation multiplies the same numbers:
 - OpenVINO's CPU SDPA compiled with INFERENCE_PRECISION_HINT f32 and bf16 (the plugin then runs its bf16
   kernels: AMX or AVX512_BF16), for sdpa (q, k, v parameters) and mha (x a parameter, the weights constants,
-  MatMul / Reshape / Transpose around the SDPA node, as bench/flex_peers.py builds it);
-- PyTorch SDPA and nn.MultiheadAttention in torch.bfloat16;
+  MatMul / Reshape / Transpose around the SDPA node, as bench/flex_peers.py builds it); self_attention_layer adds
+  MVN · gamma + beta before it and the residual add after;
+- PyTorch SDPA and nn.MultiheadAttention in torch.bfloat16 (after nn.LayerNorm, plus the residual, for
+  self_attention_layer);
 - ONNX Runtime's opset-23 Attention (and MatMul for mha) in float16, the peer of our fp16 kernels: its CPU
   provider has no bf16 kernels (MatMul, Expand: NOT_IMPLEMENTED in 1.32), but float16 ones.
 bf16 and fp16 values: the grid's inputs are bf16 values, which float16 holds exactly at these magnitudes.
 Every output, ours included, is checked against reference() (float64 NumPy on the rounded inputs) with
-docs/contract.md §5's bf16 bound, 5e-3 · (1 + max|reference|).
+docs/contract.md §5's bf16 bound, 5e-3 · (1 + max|reference|), plus, for mha and the layer, whose projected Q, K, V
+every implementation rounds to bf16, §5's term for rounded operands (rounded_operands_term).
 
 Run as a program (`bf16_peers.py [--attnforge EXE]`) it checks every implementation on large-logit inputs
-(logits ~10³–10⁴, where §5 still holds) against that bound.
+(logits ~10³–10⁴, where §5 still holds) against that bound, and prints each one's error beside OpenVINO bf16's.
 """
 import numpy as np
 
@@ -37,8 +41,40 @@ def round_to_bf16(a):
     return np.where(np.isnan(a), a, out)
 
 
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """docs/contract.md §1: (x − mean) / sqrt(var + eps) · gamma + beta over the last axis, biased variance."""
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + eps) * gamma + beta
+
+
+def projected(variant, inputs):
+    """float64 (q, k, v) heads (B, H, L, E) as they enter the products: mha's projections of x (of LayerNorm(x) in
+    the layer); sdpa's inputs."""
+    f = {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()}
+    if variant == "sdpa":
+        return f["q"], f["k"], f["v"]
+    x = f["x"]
+    if variant == "self_attention_layer":
+        x = layer_norm(x, f["gamma"], f["beta"])
+    B, L, _ = x.shape
+    split = lambda t: t.reshape(B, L, H, D // H).transpose(0, 2, 1, 3)
+    return split(x @ f["wq"]), split(x @ f["wk"]), split(x @ f["wv"])
+
+
+def rounded_operands_term(variant, inputs, u=2.0 ** -8):
+    """docs/contract.md §5's term for a 16-bit kernel that rounds the values it computes, V·(e^(4·u·S) − 1) + 2·u·V,
+    S = max scale·Σₑ|qₑ·kₑ| and V = max |v| of the projected heads: 0 for sdpa (nothing computed is rounded)."""
+    if variant == "sdpa":
+        return 0.0
+    q, k, v = projected(variant, inputs)
+    S = float((np.abs(q) @ np.swapaxes(np.abs(k), -1, -2)).max()) / np.sqrt(q.shape[-1])
+    V = float(np.abs(v).max())
+    return V * np.expm1(4 * u * S) + 2 * u * V
+
+
 def reference(variant, inputs):
-    """float64 NumPy: sdpa on q, k, v; mha (8 heads, no bias, x · W) on x and the weights."""
+    """float64 NumPy: sdpa on q, k, v; mha (8 heads, no bias, x · W) on x and the weights; self_attention_layer
+    x + mha(LayerNorm(x))."""
     f = {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()}
 
     def attend(q, k, v):
@@ -47,20 +83,19 @@ def reference(variant, inputs):
         p = np.exp(s)
         return (p / p.sum(axis=-1, keepdims=True)) @ v
 
+    o = attend(*projected(variant, inputs))
     if variant == "sdpa":
-        return attend(f["q"], f["k"], f["v"])
-    x = f["x"]
-    B, L, _ = x.shape
-    split = lambda t: t.reshape(B, L, H, D // H).transpose(0, 2, 1, 3)
-    o = attend(split(x @ f["wq"]), split(x @ f["wk"]), split(x @ f["wv"]))
-    return o.transpose(0, 2, 1, 3).reshape(B, L, D) @ f["wo"]
+        return o
+    B, _, L, _ = o.shape
+    y = o.transpose(0, 2, 1, 3).reshape(B, L, D) @ f["wo"]
+    return f["x"] + y if variant == "self_attention_layer" else y
 
 
-def check(got, ref, relative=5e-3):
-    """relative: §5's factor, 5e-3 for bf16, 2e-3 for fp16."""
+def check(got, ref, relative=5e-3, term=0.0):
+    """relative: §5's factor, 5e-3 for bf16, 2e-3 for fp16; term: added to it (rounded_operands_term)."""
     got = np.asarray(got, dtype=np.float64)
     err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
-    bound = relative * (1 + float(np.max(np.abs(ref))))
+    bound = relative * (1 + float(np.max(np.abs(ref)))) + term
     return {"max_abs_error": err, "bound": bound, "ok": err <= bound}
 
 
@@ -83,15 +118,22 @@ class OpenVino:
             return ov.Model([y.output(0)], params, variant)
         B, L, _ = inputs["x"].shape
         x = ops.parameter([B, L, D], f32, name="x")
+        n = x
+        if variant == "self_attention_layer":
+            n = ops.mvn(x, ops.constant(np.array([2], np.int64)), True, 1e-5, "inside_sqrt")
+            n = ops.add(ops.multiply(n, ops.constant(np.ascontiguousarray(inputs["gamma"]))),
+                        ops.constant(np.ascontiguousarray(inputs["beta"])))
         heads = []
         for w in ("wq", "wk", "wv"):
-            t = ops.matmul(x, ops.constant(np.ascontiguousarray(inputs[w])), False, False)
+            t = ops.matmul(n, ops.constant(np.ascontiguousarray(inputs[w])), False, False)
             t = ops.reshape(t, ops.constant(np.array([B, L, H, D // H], np.int64)), False)
             heads.append(ops.transpose(t, ops.constant(np.array([0, 2, 1, 3], np.int64))))
         o = ops.scaled_dot_product_attention(*heads, causal=False)
         o = ops.reshape(ops.transpose(o, ops.constant(np.array([0, 2, 1, 3], np.int64))),
                         ops.constant(np.array([B, L, D], np.int64)), False)
         y = ops.matmul(o, ops.constant(np.ascontiguousarray(inputs["wo"])), False, False)
+        if variant == "self_attention_layer":
+            y = ops.add(x, y)
         return ov.Model([y.output(0)], [x], variant)
 
     def prepare(self, variant, inputs, threads):
@@ -115,7 +157,8 @@ class TorchBf16:
         self.base = prefill_peers.Torch()
 
     def name(self, variant):
-        return "PyTorch SDPA bf16" if variant == "sdpa" else "PyTorch MultiheadAttention bf16"
+        return {"sdpa": "PyTorch SDPA bf16", "mha": "PyTorch MultiheadAttention bf16"}.get(
+            variant, "PyTorch LayerNorm+MultiheadAttention bf16")
 
     def prepare(self, variant, inputs, threads):
         torch = self.torch
@@ -130,6 +173,17 @@ class TorchBf16:
             mha.out_proj.weight.copy_(t["wo"].T.float())
         mha = mha.to(torch.bfloat16)
         x = t["x"]
+        if variant == "self_attention_layer":
+            norm = torch.nn.LayerNorm(D, eps=1e-5).eval()
+            with torch.no_grad():
+                norm.weight.copy_(t["gamma"].float())
+                norm.bias.copy_(t["beta"].float())
+            norm = norm.to(torch.bfloat16)
+
+            def layer():
+                n = norm(x)
+                return (x + mha(n, n, n, need_weights=False)[0]).float()
+            return layer
         return lambda: mha(x, x, x, need_weights=False)[0].float()
 
     def run(self, f):
@@ -149,6 +203,8 @@ class OnnxRuntimeFp16:
 
     def prepare(self, variant, inputs, threads):
         from onnx import TensorProto
+        if variant not in ("sdpa", "mha"):
+            raise Unsupported(f"{variant}: this grid builds ONNX Runtime models of sdpa and mha only")
         model = self.base.model(variant, inputs)
         for v in list(model.graph.input) + list(model.graph.output):
             v.type.tensor_type.elem_type = TensorProto.FLOAT16
@@ -182,12 +238,18 @@ def run_once(peer, f):
 
 def large_logit_inputs(variant, rng, B=1, L=64):
     """Inputs whose logits reach ~10³ (docs/contract.md §5 holds for logits up to 1e4), rounded to bf16: sdpa's
-    q, k, v uniform ±75; mha's x uniform ±75 with the usual weights (N(0, 1/D))."""
+    q, k, v uniform ±75; mha's x uniform ±75 with the usual weights (N(0, 1/D)); the layer's weights 45 times
+    larger instead (its LayerNorm undoes x's scale), gamma 1 and beta 0."""
     if variant == "sdpa":
         return {n: round_to_bf16(rng.uniform(-75, 75, (B, H, L, E)).astype(np.float32)) for n in ("q", "k", "v")}
-    w = lambda: round_to_bf16((rng.standard_normal((D, D)) / np.sqrt(D)).astype(np.float32))
-    return {"x": round_to_bf16(rng.uniform(-75, 75, (B, L, D)).astype(np.float32)), "wq": w(), "wk": w(), "wv": w(),
-            "wo": w()}
+    layer = variant == "self_attention_layer"
+    scale = 45 if layer else 1
+    w = lambda: round_to_bf16((rng.standard_normal((D, D)) * scale / np.sqrt(D)).astype(np.float32))
+    inputs = {"x": round_to_bf16(rng.uniform(-75, 75, (B, L, D)).astype(np.float32)), "wq": w(), "wk": w(),
+              "wv": w(), "wo": w()}
+    if layer:
+        inputs.update(gamma=np.ones(D, np.float32), beta=np.zeros(D, np.float32))
+    return inputs
 
 
 def main():
@@ -202,17 +264,13 @@ def main():
     ap.add_argument("--attnforge", help="the attnforge executable")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
-    for variant in ("sdpa", "mha"):
+    for variant in ("sdpa", "mha", "self_attention_layer"):
         inputs = large_logit_inputs(variant, rng)
         ref = reference(variant, inputs)
-        if variant == "sdpa":
-            s = inputs["q"].astype(np.float64) @ np.swapaxes(inputs["k"].astype(np.float64), -1, -2) / 8
-        else:
-            x = inputs["x"].astype(np.float64)
-            B, L, _ = x.shape
-            heads = lambda t: t.reshape(B, L, H, D // H).transpose(0, 2, 1, 3)
-            s = heads(x @ inputs["wq"]) @ np.swapaxes(heads(x @ inputs["wk"]), -1, -2) / np.sqrt(D // H)
-        print(f"{variant}: largest |logit| {np.abs(s).max():.0f}")
+        q, k, _ = projected(variant, inputs)
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+        term = rounded_operands_term(variant, inputs)
+        print(f"{variant}: largest |logit| {np.abs(s).max():.0f}, §5's term for rounded operands {term:.3g}")
         results = {}
         if a.attnforge:
             with tempfile.TemporaryDirectory() as tmp:
@@ -227,10 +285,14 @@ def main():
                 results[p.name(variant)] = run_once(p, p.prepare(variant, inputs, 1))
             except Exception as e:  # reported, not fatal
                 print(f"  {p.name(variant)}: {str(e)[:200]}", file=sys.stderr)
+        openvino = results.get("OpenVINO SDPA bf16")
         for name, got in results.items():
-            c = check(got, ref, 2e-3 if dtype_of(name) == "fp16" else 5e-3)
-            print(f"  {name:34} max |error| {c['max_abs_error']:9.3g}  bound {c['bound']:8.3g}  "
-                  f"{'ok' if c['ok'] else 'OUTSIDE the bound'}")
+            c = check(got, ref, 2e-3 if dtype_of(name) == "fp16" else 5e-3, term)
+            beside = ""
+            if openvino is not None:
+                beside = f"  ({c['max_abs_error'] / check(openvino, ref)['max_abs_error']:.2f}× OpenVINO bf16's)"
+            print(f"  {name:40} max |error| {c['max_abs_error']:9.3g}  bound {c['bound']:8.3g}  "
+                  f"{'ok' if c['ok'] else 'OUTSIDE the bound'}{beside}")
 
 
 if __name__ == "__main__":

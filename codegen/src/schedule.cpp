@@ -75,7 +75,7 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
     std::map<std::pair<std::string, int>, Func> first_projection_of;  // by input and width
     for (const Projection& p : roles.projections) {
         const Owner owner = owner_of(p.output);
-        const Var parallel_loop = schedule_matrix_product(owner, p.sum, tiles, knobs, p.bf16_pairs);
+        const Var parallel_loop = schedule_matrix_product(owner, p.sum, tiles, knobs, p.bf16_pairs, p.amx_tiles);
         // Projections of the same input and width (Q, K and V of one x) in one loop nest: one fork/join
         // of the thread pool instead of three. Their parallel loops fuse panels with batch entries, so
         // only products with the same panel count share one (GQA's narrower K and V share theirs).

@@ -27,6 +27,9 @@ AMX_KERNELS = [
     ("sdpa", "materialized", 2),
     ("sdpa_causal", "materialized", 2),  # the band skips whole panels and steps, outside the tiles
     ("sdpa", "streaming", 2),
+    # the Q, K, V and output projections too, and Q·Kᵀ and P·V of the projected (rounded) Q, K, V
+    ("mha", "materialized", 6),
+    ("gqa", "streaming", 6),
 ]
 
 # (variant, strategy, the Funcs whose inner loops must be vdpbf16ps: every one, or (Func, how many at least))
@@ -34,10 +37,10 @@ BF16_KERNELS = [
     ("sdpa", "materialized", ["score", "weighted_sum"]),
     ("sdpa", "streaming", ["score", "weighted_sum"]),
     ("sdpa_causal", "materialized", ["score", "weighted_sum"]),  # a causal band keeps the pairs whole
-    # x · W of the Q, K and V projections (x and W are inputs: 3 loops); the output projection (of a computed
-    # input) and Q·Kᵀ and P·V of projected Q, K, V stay float32
-    ("mha", "materialized", [("linear", 3)]),
-    ("gqa", "streaming", [("linear", 3)]),
+    # x · W of the Q, K, V and output projections (the heads rounded to bf16), and Q·Kᵀ and P·V of the projected
+    # Q, K, V (rounded to bf16: docs/storage_types.md)
+    ("mha", "materialized", ["score", "weighted_sum", ("linear", 4)]),
+    ("gqa", "streaming", ["score", "weighted_sum", ("linear", 4)]),
     # decoding reads bf16 Q, K and V as stored: Q·Kᵀ along each key row (its loop over keys, the lanes folded
     # in the same loop) and P·V over pairs of keys
     ("decode_gqa", "decode", [("score", None, r"score_\d+_sum\.s0\.k\.ko"), "weighted_sum"]),

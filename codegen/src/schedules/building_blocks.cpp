@@ -109,21 +109,26 @@ std::vector<Halide::VarOrRVar> value_tile_order(const RVar* pair, const Var& ei,
 // rows; the row tiles outermost (0) streamed all the weights (1 MiB at D = 512, beyond L2) once per
 // row tile: 5–9% slower on one Zen 5 core (a JIT sweep of 128–2048 rows, D = 512).
 // Returns the parallel loop's variable.
-Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k, bool pairs) {
+Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k, bool pairs, bool amx) {
     Func out = out_owner.func;
     const int lanes = tiles.lanes;
     const std::vector<Var> a = out.args();  // (o, l, b)
     const Var o = a[0], l = a[1], b = a[2];
     Var oo("oo"), oi("oi"), lo("lo"), li("li"), t("t");
     const int cols = tiles.projection_columns;
-    out.compute_root().tile(o, l, oo, lo, oi, li, cols, k.proj_rows, out_owner.tail).vectorize(oi, lanes);
-    if (k.proj_panels) {
+    // On AMX tiles the output tile is whole tiles of 16 rows (amx_projection_rows), each accumulated in a tile
+    // register over all of i; proj_rows sizes register tiles only.
+    const int rows = amx ? amx_projection_rows : k.proj_rows;
+    out.compute_root().tile(o, l, oo, lo, oi, li, cols, rows, out_owner.tail).vectorize(oi, lanes);
+    const Var tile_loop = k.proj_panels ? lo : oo;
+    if (k.proj_panels)
         out.reorder(oi, li, lo, oo, b).fuse(oo, b, t).parallel(t);
-        register_tile_accumulator(sum, Halide::LoopLevel(out, lo), lanes, cols, k.proj_rows, pairs);
-    } else {
+    else
         out.reorder(oi, li, oo, lo, b).fuse(lo, b, t).parallel(t);
-        register_tile_accumulator(sum, Halide::LoopLevel(out, oo), lanes, cols, k.proj_rows, pairs);
-    }
+    if (amx)
+        amx_tile_product(sum, Halide::LoopLevel(out, tile_loop), 1);
+    else
+        register_tile_accumulator(sum, Halide::LoopLevel(out, tile_loop), lanes, cols, rows, pairs);
     return t;
 }
 

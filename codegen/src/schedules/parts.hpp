@@ -31,6 +31,9 @@ void register_tile_accumulator(Func sum, const Halide::LoopLevel& level, int lan
                                bool pairs = false);
 // AMX tiles: 16 rows by 16 float32 columns (lower/amx_tiles.hpp).
 inline constexpr int amx_tile_rows = 16, amx_tile_columns = 16;
+// A projection's output tile on AMX: two tiles of rows by projection_columns (its A tiles read once per 16 columns,
+// its B tiles once per 16 rows).
+inline constexpr int amx_projection_rows = 32;
 Func amx_tile_product(Func sum, const Halide::LoopLevel& level, int rows_arg);
 int pv_columns(const Knobs& k, int e_vectors);
 Var split_value_columns(Halide::Stage update, const Var& eo, const Var& eg, const Var& eu, const Knobs& k,
@@ -38,7 +41,7 @@ Var split_value_columns(Halide::Stage update, const Var& eo, const Var& eg, cons
 std::vector<Halide::VarOrRVar> value_tile_order(const RVar* pair, const Var& ei, const Var& tile_e, const Var& qu,
                                                 const RVar& keys, const Var* e_tiles,
                                                 std::initializer_list<Halide::VarOrRVar> outer);
-Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k, bool pairs);
+Var schedule_matrix_product(Owner out_owner, Func sum, const Tiles& tiles, const Knobs& k, bool pairs, bool amx);
 void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knobs& k, int lanes);
 void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& level, const Halide::LoopLevel& task,
                             const Tiles& tiles, const Knobs& k);

@@ -33,8 +33,9 @@ struct Lowered {
     // An input's buffer read directly, not through its Func (empty for anything else): a reduction's
     // condition that reads it becomes a loop bound (Halide lifts conditions on inputs only).
     std::function<Halide::Expr(const std::vector<Halide::Expr>&)> buffer;
-    // The same element as stored where the input is bf16 (not converted to float32): operands of products
-    // over bf16 pairs read in place, exact. Empty for every other input and anything computed.
+    // The element in bf16, as products over bf16 pairs read it: as stored where the input is bf16 (not converted
+    // to float32: read in place, exact), rounded where it is a projection's result in a kernel that rounds its
+    // computed operands (lower/linear.hpp; split heads of either keep it). Empty for anything else.
     std::function<Halide::Expr(const std::vector<Halide::Expr>&)> stored;
     // The input's buffer parameter (undefined for anything else): what a schedule's prefetch names.
     Halide::Parameter parameter;
@@ -49,7 +50,7 @@ struct KeyValueSource {
     using Read = std::function<Halide::Expr(const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
                                             const Halide::Expr& b)>;
     Read element;  // float32: what every product reads, except the 16-bit dot products below
-    Read stored;   // bf16 as stored, for products over bf16 pairs (lower/bf16_pairs.hpp); empty: not stored so
+    Read stored;   // bf16, for products over bf16 pairs (lower/bf16_pairs.hpp), as Lowered::stored; empty: none
     std::vector<Halide::Expr> extents;  // (E, Lk, Hkv, B)
     bool dense_rows = false;            // each (key, head) row is a dense row of its own in memory
     Halide::Parameter row_buffer;       // the buffer those rows are, for a prefetch (undefined: none)
@@ -248,6 +249,7 @@ struct Projection {
     std::string input;
     int columns = 0;
     bool bf16_pairs = false;  // sum reduces over pairs of bf16 (lower/bf16_pairs.hpp)
+    bool amx_tiles = false;   // there, an AMX tile product (lower/amx_tiles.hpp): reduction (32 values, steps)
 };
 
 struct Roles {

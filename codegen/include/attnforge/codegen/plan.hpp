@@ -15,8 +15,9 @@ struct Tiles {
     int key_panel = 32;           // keys per packed panel of K and per score register tile (a whole number of vectors)
     int projection_columns = 64;  // outputs per column tile of a projection: wider outputs are read clamped
     // Q·Kᵀ and P·V multiply pairs of bf16 (lower/bf16_pairs.hpp: vdpbf16ps): bf16 kernels on targets with
-    // AVX512_BF16. Q, K and V are rounded to bf16 where they are packed (exact for a kernel's own inputs),
-    // P where it meets V; sums, max and softmax stay float32.
+    // AVX512_BF16. Q, K and V are rounded to bf16 where they are packed (exact for a kernel's own inputs; the
+    // projections' results and computed inputs rounded: lower/linear.hpp), P where it meets V; sums, max and
+    // softmax stay float32.
     bool bf16_products = false;
     // Under bf16_products, on targets with AMX (Sapphire Rapids and later: Halide's AVX512_SapphireRapids),
     // the prefill strategies' Q·Kᵀ and P·V are AMX tile products (lower/amx_tiles.hpp): 16 × 16 float32

@@ -1,6 +1,7 @@
 // Comparison helpers shared by the tests.
 #pragma once
 
+#include <attnforge/interp/score_rounding.hpp>
 #include <attnforge/interp/tensor.hpp>
 
 #include <algorithm>
@@ -35,6 +36,20 @@ inline double max_abs(const interp::Tensor& a) {
 // max |reference| over its finite values (a log-sum-exp is −∞ on fully masked rows). For bf16 and fp16
 // storage the reference is the interpreter on the rounded inputs and the bound 5e-3 · (1 + max |reference|)
 // (fp16: 2e-3 · (…)), which holds the rounding of the scores and of the stored result.
+// docs/contract.md §5's term for a 16-bit kernel that rounds values it computes (projected Q, K, V):
+// V·(e^(4·u·S) − 1) + 2·u·V, u = 2⁻⁸ (bf16) or 2⁻¹¹ (fp16), the largest over the graph's attentions, S and V
+// as they enter the products (interp::ScoreRounding::attentions). V = 1 for attention weights and log-sum-exps
+// (`values` false): a score moved by 2·u·S moves a weight by a factor of at most e^(4·u·S) − 1 of the sum.
+inline double rounded_operands_term(const interp::ScoreRounding& rounding, std::string_view storage, bool values) {
+    const double u = storage == "bf16" ? 0x1p-8 : storage == "fp16" ? 0x1p-11 : 0.0;
+    double term = 0;
+    for (const auto& a : rounding.attentions) {
+        const double v = values ? a.value_magnitude : 1.0;
+        term = std::max(term, v * std::expm1(4 * u * a.score_magnitude) + 2 * u * v);
+    }
+    return term;
+}
+
 inline double contract_bound(const interp::Tensor& reference, double score_rounding = 0,
                              std::string_view storage = "float32") {
     double m = 0;

@@ -122,8 +122,8 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)
         values(e, q, h, b) = v.element(detail::value_column(e, E), q, h, b);
         Halide::Func output;
-        // P·V over pairs of keys reads V as stored where it is the kernel's own input: bf16 (bf16_products: a
-        // bf16 kernel, whose float inputs are all stored in bf16), with no conversion to float32 and back.
+        // P·V over pairs of keys reads V's bf16 form (bf16_products: a bf16 kernel): as stored where it is the
+        // kernel's own input, with no conversion to float32 and back; rounded where it is a projection.
         Halide::Func stored_values;
         if (ctx.tiles().bf16_products && v.stored) {
             stored_values = Halide::Func(weighted_name + "_stored_values");
@@ -139,8 +139,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else {
-            // P·V over bf16 pairs where V is the kernel's own bf16 input (exact) and no band cuts pairs
-            // (lower/streaming.hpp says why a computed V stays float32).
+            // P·V over bf16 pairs where V has a bf16 form and no band cuts pairs.
             // Under a causal band the pairs stay whole: the band of a query tile ends at a multiple of the
             // (even) tile, and past Lk the weights are zero. A window's start can split a pair.
             const bool bf16_weights = ctx.tiles().bf16_products && v.stored && !usable.windowed() &&

@@ -12,7 +12,12 @@ Lowered Lower::impl(const dsl::split_heads_node<X, H>& n, LoweringContext& ctx) 
     Halide::Var e("e"), l("l"), h("h"), b("b");
     Halide::Func f(ctx.name("split_heads"));
     f(e, l, h, b) = x.func(h * E + e, l, b);
-    return {f, {Halide::Expr(E), x.extents[1], Halide::Expr(H), x.extents[2]}};
+    Lowered heads{f, {Halide::Expr(E), x.extents[1], Halide::Expr(H), x.extents[2]}};
+    if (x.stored)  // a projection's heads, rounded to bf16 where a product reads them (lower/linear.hpp)
+        heads.stored = [stored = x.stored](const std::vector<Halide::Expr>& at) {
+            return stored({at[2] * E + at[0], at[1], at[3]});
+        };
+    return heads;
 }
 
 template <class X>

@@ -2,8 +2,14 @@
 // schedule can compute it register-blocked inside tiles of the output. Rows are read clamped to
 // [0, L): a schedule may round row tiles up (whole register tiles, no tail branches) without reading
 // outside x; the extra rows are never consumed.
+// Under Tiles::bf16_products (a bf16 kernel on a target with bf16 products) the projection's computed operands
+// are rounded to bf16 (docs/contract.md §5 allows it, with its term for the rounding): a computed x (a
+// LayerNorm's output, the attention heads an output projection reads) where it is staged for x · W over pairs,
+// and y itself where a product reads it (Lowered::stored: Q, K and V, whose Q·Kᵀ and P·V then run over pairs
+// or on AMX tiles as an input's do).
 #pragma once
 
+#include <attnforge/codegen/lower/amx_tiles.hpp>
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/node.hpp>
 
@@ -33,7 +39,23 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     const int tile_columns = ctx.tiles().projection_columns;
     const Halide::Expr column = Dout % tile_columns == 0 ? Halide::Expr(o) : Halide::clamp(o, 0, Dout - 1);
     Lowered x;
-    bool pairs = false;
+    bool pairs = false, amx = false;
+    // x · W over pairs of bf16 along i (lower/bf16_pairs.hpp) where W is the kernel's own bf16 input: exact
+    // products of the bf16 operands. x staged in bf16 once per call, (i, l, b), rows read clamped to [0, L) there
+    // (a tile's rows then stay affine, as AMX's matcher needs): as stored where it is an input, rounded where it
+    // is computed. W packed as (pair, o, i/2): a vector of columns with each pair of rows adjacent, which is also
+    // AMX's layout of a right operand. On AMX (Tiles::amx_products, i whole tile steps of 32, 16-column tiles of
+    // the output) the product is a tile product (lower/amx_tiles.hpp), else vdpbf16ps register tiles.
+    auto pair_weights = [&] {
+        Halide::Var pair("pair"), i2("i2");
+        Halide::Func weights(name + "_weight_pairs");
+        weights(pair, o, i2) = detail::round_to_bf16(w.func(column, 2 * i2 + pair));
+        ctx.roles.bf16_weight_pairs.push_back(weights);
+        return weights;
+    };
+    auto on_amx = [&](int Din) {
+        return ctx.tiles().amx_products && detail::amx_fits(Din) && Dout % detail::amx_columns == 0;
+    };
     if constexpr (detail::is_merge_heads<X>::value) {
         // Over merged heads (the output projection of multi-head attention) the reduction runs over
         // (e, h) of the per-head layout, i = h·E + e, e innermost: each step's address is then linear in
@@ -42,36 +64,62 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
         constexpr int E = Heads::kind::head_width, H = Heads::kind::heads;
         const Lowered heads = node(n.x.x, ctx);
         x = {heads.func, {Halide::Expr(H * E), heads.extents[1], heads.extents[3]}};
-        Halide::RDom r(0, E, 0, H, "i");
-        sum(o, l, b) +=
-            heads.func(r.x, Halide::clamp(l, 0, heads.extents[1] - 1), r.y, b) * w.func(column, r.y * E + r.x);
+        const Halide::Expr row = Halide::clamp(l, 0, heads.extents[1] - 1);
+        if (ctx.tiles().bf16_products && E % 2 == 0 && w.stored) {
+            // The heads rounded to bf16 once per call, (e, h, l, b): a row of them is x's row, i = h·E + e.
+            Halide::Var e("e"), h("h");
+            Halide::Func rows(name + "_heads_bf16");
+            rows(e, h, l, b) = detail::round_to_bf16(heads.func(e, row, h, b));
+            ctx.roles.bf16_rows.push_back(rows);
+            const Halide::Func weights = pair_weights();
+            if (on_amx(E)) {
+                // Tile steps of 32 values of one head: step s covers i = 32·s + (0..31), head s / (E/32).
+                Halide::RDom r = detail::amx_reduction(H * E / detail::amx_depth, "i");
+                constexpr int steps_per_head = E / detail::amx_depth;
+                sum(o, l, b) += detail::pair_product(
+                    rows(detail::amx_depth * (r.y % steps_per_head) + r.x, r.y / steps_per_head, l, b),
+                    weights(r.x % 2, o, r.x / 2 + (detail::amx_depth / 2) * r.y));
+                amx = true;
+            } else {
+                Halide::RDom r(0, 2, 0, E / 2, 0, H, "i");
+                sum(o, l, b) +=
+                    detail::pair_product(rows(2 * r.y + r.x, r.z, l, b), weights(r.x, o, r.z * (E / 2) + r.y));
+            }
+            pairs = true;
+        } else {
+            Halide::RDom r(0, E, 0, H, "i");
+            sum(o, l, b) += heads.func(r.x, row, r.y, b) * w.func(column, r.y * E + r.x);
+        }
     } else {
         x = node(n.x, ctx);
         constexpr int Din = X::kind::width;
-        if (ctx.tiles().bf16_products && Din % 2 == 0 && x.stored && w.stored) {
-            // x and W are the kernel's own bf16 inputs: x · W over pairs of bf16 along i (lower/bf16_pairs.hpp),
-            // exact products as float32 ones. x staged in bf16 once per call (shared by the projections of one
-            // x), W packed as (pair, o, i/2): a vector of columns with each pair of rows adjacent.
+        const Halide::Expr row = Halide::clamp(l, 0, x.extents[1] - 1);
+        if (ctx.tiles().bf16_products && Din % 2 == 0 && w.stored) {
+            // Staged once for the projections of one x (Q, K and V).
             const std::string staged = x.func.name() + "_bf16";
             std::vector<Halide::Func>& staged_rows = ctx.roles.bf16_rows;
             auto found = std::find_if(staged_rows.begin(), staged_rows.end(),
                                       [&](const Halide::Func& f) { return f.name() == staged; });
-            Halide::Var i("i"), pair("pair"), i2("i2");
+            Halide::Var i("i");
             Halide::Func rows = found != staged_rows.end() ? *found : Halide::Func(staged);
             if (found == staged_rows.end()) {
-                rows(i, l, b) = detail::round_to_bf16(x.func(i, l, b));
+                rows(i, l, b) = detail::round_to_bf16(x.func(i, row, b));
                 staged_rows.push_back(rows);
             }
-            Halide::Func weights(name + "_weight_pairs");
-            weights(pair, o, i2) = detail::round_to_bf16(w.func(column, 2 * i2 + pair));
-            ctx.roles.bf16_weight_pairs.push_back(weights);
-            Halide::RDom r = detail::pair_reduction(Din, "i");
-            sum(o, l, b) += detail::pair_product(rows(2 * r.y + r.x, Halide::clamp(l, 0, x.extents[1] - 1), b),
-                                                 weights(r.x, o, r.y));
+            const Halide::Func weights = pair_weights();
+            if (on_amx(Din)) {
+                Halide::RDom r = detail::amx_reduction(Din / detail::amx_depth, "i");
+                sum(o, l, b) += detail::pair_product(rows(detail::amx_depth * r.y + r.x, l, b),
+                                                     weights(r.x % 2, o, r.x / 2 + (detail::amx_depth / 2) * r.y));
+                amx = true;
+            } else {
+                Halide::RDom r = detail::pair_reduction(Din, "i");
+                sum(o, l, b) += detail::pair_product(rows(2 * r.y + r.x, l, b), weights(r.x, o, r.y));
+            }
             pairs = true;
         } else {
             Halide::RDom i(0, Din, "i");
-            sum(o, l, b) += x.func(i, Halide::clamp(l, 0, x.extents[1] - 1), b) * w.func(column, i);
+            sum(o, l, b) += x.func(i, row, b) * w.func(column, i);
         }
     }
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
@@ -80,8 +128,11 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     } else {
         y(o, l, b) = sum(o, l, b);
     }
-    ctx.roles.projections.push_back({y, sum, x.func.name(), Dout, pairs});
-    return {y, {Halide::Expr(W::kind::out_width), x.extents[1], x.extents[2]}};
+    ctx.roles.projections.push_back({y, sum, x.func.name(), Dout, pairs, amx});
+    Lowered result{y, {Halide::Expr(W::kind::out_width), x.extents[1], x.extents[2]}};
+    if (ctx.tiles().bf16_products)
+        result.stored = [y](const std::vector<Halide::Expr>& at) { return detail::round_to_bf16(y(at)); };
+    return result;
 }
 
 }  // namespace attnforge::codegen

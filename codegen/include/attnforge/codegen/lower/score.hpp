@@ -61,10 +61,10 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
         return {product, Lowered{product.scaled, extents, false, {}}, k};
     }
     const int P = tiles.key_panel;  // keys per score tile and per packed K panel
-    // Pairs of bf16 along e (lower/bf16_pairs.hpp) where Q and K are the kernel's own bf16 inputs, so that
-    // the products are exact, as float32 ones on those inputs. A computed Q or K (a projection, RoPE) stays
-    // float32: rounded to bf16, its relative error 2⁻⁹ becomes an error of 2⁻⁹·S in the logits, beyond
-    // docs/contract.md §5's bf16 bound once S reaches ~10³ (measured: mha's large-logit cases, 92 > 1.2).
+    // Pairs of bf16 along e (lower/bf16_pairs.hpp) where Q and K have a bf16 form (Lowered::stored): the kernel's
+    // own bf16 inputs, whose products are then exact, or projections rounded to bf16 (lower/linear.hpp: an error
+    // of up to 2⁻⁸·S in the logits, which docs/contract.md §5's term for rounded operands allows). RoPE's Q and K
+    // stay float32.
     if (tiles.amx_products && amx_fits(E) && tiles.query_tile % amx_rows == 0 && q.stored && k.stored) {
         // As the pairs below, on AMX tiles: K in panels of 16 keys (one tile's columns), Q staged in bf16 once per
         // query tile (whole tiles of rows: a query tile of 8 would compute 16 rows), the band skipped per panel.

@@ -26,9 +26,9 @@ namespace attnforge::codegen::detail {
 // Queries are tiled in the algorithm itself (q = qt·query_tile + qi), so that the key blocks a tile
 // needs under a causal or sliding-window mask are a range of the block loop that Halide bounds
 // exactly: blocks wholly outside the band are never visited.
-// values_are_input: V is a bf16 input of the kernel, read as stored (P·V may then take bf16 pairs); kv_heads: V's
-// head count.
-inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, bool values_are_input,
+// bf16_values: V has a bf16 form (Lowered::stored: a bf16 input, or a projection a bf16 kernel rounds), so P·V
+// may take bf16 pairs; kv_heads: V's head count.
+inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, bool bf16_values,
                                   const Halide::Expr& kv_heads, const StreamingPlan& plan,
                                   const BlockRangeRead& block_ranges, const std::string& name) {
     using Halide::Expr;
@@ -50,7 +50,7 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     // read clamped, so the indices need no clamping (which would turn vector loads into gathers).
     block_scores(with_first(kk, row)) = ieee(Halide::select(key < Lk, score, inf));
 
-    const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && values_are_input;
+    const bool value_pairs = plan.bf16_products && Kb % 2 == 0 && bf16_values;
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
         value_of_key = [&](const Expr& rk) {
@@ -81,11 +81,8 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
                          pairs.values(r.x % 2, e, pairs.row(pair_index, group.kv_head(h), b, kv_heads)));
         core.amx_sum = core.block_weighted;
     } else if (value_pairs) {
-        // exps · V over pairs of keys (lower/bf16_pairs.hpp) where V is the kernel's bf16 input (a computed V,
-        // rounded, and P rounded too: in a graph where the output feeds a LayerNorm and a large-logit
-        // attention, decoder_layer, those 2⁻⁹ errors flip its softmax, beyond docs/contract.md §5's bf16
-        // bound). The block's exps rounded to bf16 (0 past Lk already: their scores are −∞), V packed once per
-        // call, zero past Lk.
+        // exps · V over pairs of keys (lower/bf16_pairs.hpp) where V has a bf16 form. The block's exps rounded to
+        // bf16 (0 past Lk already: their scores are −∞), V packed once per call, zero past Lk.
         Halide::Var pair("pair"), k2("k2");
         const Expr pair_key = 2 * k2 + pair;
         core.value_pairs = Halide::Func(name + "_value_pairs");
@@ -152,9 +149,9 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
     core.output = out;
 }
 
-// values: V as (e, k, h, b); pack_values: as CoreCommon's; values_are_input: as streamed_weighted_sum's.
+// values: V as (e, k, h, b); pack_values: as CoreCommon's; bf16_values: as streamed_weighted_sum's.
 inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Func& values, bool pack_values,
-                                         bool values_are_input, const Halide::Expr& kv_heads, int head_width,
+                                         bool bf16_values, const Halide::Expr& kv_heads, int head_width,
                                          const HeadGroup& group, const StreamingPlan& plan,
                                          const BlockRangeRead& block_ranges, const std::string& name) {
     StreamingCore core;
@@ -162,7 +159,7 @@ inline StreamingCore streaming_attention(const CoreInputs& in, const Halide::Fun
     core.values = values;
     core.pack_values = pack_values;
     core.head_width = head_width;
-    streamed_weighted_sum(core, group, values_are_input, kv_heads, plan, block_ranges, name);
+    streamed_weighted_sum(core, group, bf16_values, kv_heads, plan, block_ranges, name);
     return core;
 }
 

@@ -14,6 +14,7 @@
 #include <attnforge/dsl.hpp>
 #include <attnforge/interp/binding.hpp>
 #include <attnforge/interp/ops.hpp>
+#include <attnforge/interp/score_rounding.hpp>
 
 #include <algorithm>
 #include <array>
@@ -21,15 +22,6 @@
 #include <string>
 
 namespace attnforge::interp {
-
-// docs/contract.md §5's second term, 2·√E·2⁻²⁴·S·V: how far rounding the scores to float32 alone can
-// move a result, the largest over the graph's attentions (S the largest scale·Σₑ|qₑ·kₑ|, V = max |v|
-// for the output, 1 for the attention weights). Kept with the intermediates.
-struct ScoreRounding {
-    double largest_score_magnitude = 0;  // S
-    double output = 0;
-    double attention_weights = 0;
-};
 
 struct Result {
     Tensor output;
@@ -283,6 +275,7 @@ Tensor evaluate(const dsl::weighted_sum_node<P, V>& n, Context& ctx) {
         ctx.score_rounding.attention_weights = std::max(ctx.score_rounding.attention_weights, rounding);
         ctx.score_rounding.largest_score_magnitude =
             std::max(ctx.score_rounding.largest_score_magnitude, ctx.last_score_magnitude);
+        ctx.score_rounding.attentions.push_back({ctx.last_score_magnitude, ops::largest_magnitude(v)});
     }
     return ops::weighted_sum(p, v);
 }
