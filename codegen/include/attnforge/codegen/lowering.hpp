@@ -238,7 +238,9 @@ using BlockRangeRead = std::function<Halide::Expr(Halide::Expr i, Halide::Expr q
 // A row-wise operation: its output (d, l, b) and per-row statistics (l, b) computed for it.
 struct RowOperation {
     Halide::Func output;
-    std::vector<Halide::Func> statistics;
+    std::vector<Halide::Func> statistics;  // per row, from the row reductions below
+    // Row reductions split by lanes (lower/row_reduction.hpp, reduce_by_lanes): (row, per_lane)
+    std::vector<std::pair<Halide::Func, Halide::Func>> reductions;
 };
 
 // A matrix product: its output, its reduction, the name of the Func it multiplies and its output width

@@ -49,7 +49,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
     auto pair_weights = [&] {
         Halide::Var pair("pair"), i2("i2");
         Halide::Func weights(name + "_weight_pairs");
-        weights(pair, o, i2) = detail::round_to_bf16(w.func(column, 2 * i2 + pair));
+        weights(pair, o, i2) = w.stored({column, 2 * i2 + pair});  // W's bf16 as stored: a copy, no arithmetic
         ctx.roles.bf16_weight_pairs.push_back(weights);
         return weights;
     };
