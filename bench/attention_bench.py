@@ -235,7 +235,8 @@ FMA peak is below 85% of the best seen), with two attnforge rows per round: the 
 (`attnforge bench --dtype bf16`, which also measures the machine's bf16 peak that its % of peak is of: AMX's
 tdpbf16ps where the CPU has AMX, else vdpbf16ps) and the float32 one. Inputs are float32 values rounded to bf16 once, the same numbers for every implementation;
 every output, ours included, is checked first against float64 NumPy on those inputs (docs/contract.md §5's bf16
-bound, 5e-3 · (1 + max|ref|))."""
+bound, 5e-3 · (1 + max|ref|), plus for mha and self_attention_layer, whose projected Q, K, V every 16-bit
+implementation rounds, §5's term for rounded operands, V·(e^(4·u·S) − 1) + 2·u·V)."""
 
 
 def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process=None):
