@@ -61,15 +61,19 @@ def projected(variant, inputs):
     return split(x @ f["wq"]), split(x @ f["wk"]), split(x @ f["wv"])
 
 
-def rounded_operands_term(variant, inputs, u=2.0 ** -8):
-    """docs/contract.md §5's term for a 16-bit kernel that rounds the values it computes, V·(e^(4·u·S) − 1) + 2·u·V,
-    S = max scale·Σₑ|qₑ·kₑ| and V = max |v| of the projected heads: 0 for sdpa (nothing computed is rounded)."""
+def rounded_operands_terms(variant, inputs):
+    """docs/contract.md §5's term for a 16-bit implementation that rounds the values it computes,
+    V·(e^(4·u·S) − 1) + 2·u·V, S = max scale·Σₑ|qₑ·kₑ| and V = max |v| of the projected heads, by type (u = 2⁻⁸ for
+    bf16, 2⁻¹¹ for fp16); 0 for sdpa (nothing computed is rounded). +inf where e^(4·u·S) overflows (S ~ 10⁵): the
+    contract then bounds nothing. S head by head, so that B·H·L² floats are never held at once."""
     if variant == "sdpa":
-        return 0.0
+        return {"bf16": 0.0, "fp16": 0.0}
     q, k, v = projected(variant, inputs)
-    S = float((np.abs(q) @ np.swapaxes(np.abs(k), -1, -2)).max()) / np.sqrt(q.shape[-1])
+    S = max(float((np.abs(q[b, h]) @ np.abs(k[b, h]).T).max())
+            for b in range(q.shape[0]) for h in range(q.shape[1])) / np.sqrt(q.shape[-1])
     V = float(np.abs(v).max())
-    return float(V * np.expm1(4 * u * S) + 2 * u * V)
+    with np.errstate(over="ignore"):
+        return {t: float(V * np.expm1(4 * u * S) + 2 * u * V) for t, u in (("bf16", 2.0 ** -8), ("fp16", 2.0 ** -11))}
 
 
 def reference(variant, inputs):
@@ -269,8 +273,10 @@ def main():
         ref = reference(variant, inputs)
         q, k, _ = projected(variant, inputs)
         s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-        term = {"bf16": rounded_operands_term(variant, inputs), "fp16": rounded_operands_term(variant, inputs, 2.0 ** -11)}
-        print(f"{variant}: largest |logit| {np.abs(s).max():.0f}, §5's term for rounded operands {term['bf16']:.3g}")
+        term = rounded_operands_terms(variant, inputs)
+        print(f"{variant}: largest |logit| {np.abs(s).max():.0f}, §5's term for rounded operands {term['bf16']:.3g}"
+              + (" (e^(4·u·S) overflows: the contract bounds nothing here; the errors side by side are the check)"
+                 if np.isinf(term["bf16"]) else ""))
         results = {}
         if a.attnforge:
             with tempfile.TemporaryDirectory() as tmp:
@@ -287,10 +293,14 @@ def main():
                 print(f"  {p.name(variant)}: {str(e)[:200]}", file=sys.stderr)
         openvino = results.get("OpenVINO SDPA bf16")
         for name, got in results.items():
-            c = check(got, ref, 2e-3 if dtype_of(name) == "fp16" else 5e-3, term.get(dtype_of(name), 0.0))
+            # Our fp16 kernels convert to float32 and round nothing they compute: no term for them.
+            ours_fp16 = name.startswith("attnforge") and dtype_of(name) == "fp16"
+            c = check(got, ref, 2e-3 if dtype_of(name) == "fp16" else 5e-3,
+                      0.0 if ours_fp16 else term.get(dtype_of(name), 0.0))
             beside = ""
-            if openvino is not None:
-                beside = f"  ({c['max_abs_error'] / check(openvino, ref)['max_abs_error']:.2f}× OpenVINO bf16's)"
+            openvino_error = check(openvino, ref)["max_abs_error"] if openvino is not None else 0.0
+            if openvino_error > 0:
+                beside = f"  ({c['max_abs_error'] / openvino_error:.2f}× OpenVINO bf16's)"
             print(f"  {name:40} max |error| {c['max_abs_error']:9.3g}  bound {c['bound']:8.3g}  "
                   f"{'ok' if c['ok'] else 'OUTSIDE the bound'}{beside}")
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace attnforge::interp::ops {
 
@@ -81,6 +83,22 @@ double largest_score_magnitude(const Tensor& q, const Tensor& k, double scale) {
     for (double& x : abs_q.data) x = std::abs(x);
     for (double& x : abs_k.data) x = std::abs(x);
     return largest_magnitude(scores(abs_q, abs_k, std::abs(scale)));
+}
+
+void round_to_bf16(Tensor& t) {
+    for (double& x : t.data) {
+        const float f = static_cast<float>(x);
+        if (!std::isfinite(f)) {
+            x = f;
+            continue;
+        }
+        std::uint32_t bits;
+        std::memcpy(&bits, &f, sizeof bits);
+        bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+        float rounded;
+        std::memcpy(&rounded, &bits, sizeof rounded);
+        x = rounded;
+    }
 }
 
 double largest_magnitude(const Tensor& t) {

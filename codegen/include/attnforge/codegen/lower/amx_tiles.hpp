@@ -7,7 +7,8 @@
 // the tile loops are the schedule's (src/schedules/: amx_tile_product).
 //
 // On the roundings: the same as the vdpbf16ps products (lower/bf16_pairs.hpp): Q, K, V the kernel's own bf16
-// inputs (exact), P rounded where it meets V; AMX treats bf16 subnormal inputs as zero, as vdpbf16ps does.
+// inputs (exact) or projections rounded to bf16, P rounded where it meets V; AMX treats bf16 subnormal inputs as
+// zero, as vdpbf16ps does.
 #pragma once
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>

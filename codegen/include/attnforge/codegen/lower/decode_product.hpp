@@ -162,15 +162,11 @@ inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource&
             "lane along E; the head width E = " +
             std::to_string(E) + " is not a multiple of the vector lanes (" + std::to_string(lanes) + ")");
     Halide::Var kv("k"), qi("q");
-    const DecodeOperands in{q,
-                            k,
-                            Halide::clamp(qi, 0, q.extents[1] - 1),
-                            Halide::clamp(kv, 0, k.extents[1] - 1),
-                            plan.bf16_products && q.stored && k.stored,
-                            E,
-                            heads,
-                            scale,
-                            name};
+    const DecodeOperands in{
+        q, k, Halide::clamp(qi, 0, q.extents[1] - 1), Halide::clamp(kv, 0, k.extents[1] - 1),
+        // in place: both bf16 inputs (a projection's bf16 form is computed, not stored)
+        plan.bf16_products && q.stored && k.stored && q.parameter.defined() && k.row_buffer.defined(), E, heads, scale,
+        name};
     const int group = heads.fixed;
     const int chunk = group > 1 && lanes >= 16 && lanes % group == 0 ? lanes / group : 0;
     const int step_accumulators = plan.query_rows > 1 ? 1 : 4;

@@ -13,7 +13,9 @@ Lowered Lower::impl(const dsl::split_heads_node<X, H>& n, LoweringContext& ctx) 
     Halide::Func f(ctx.name("split_heads"));
     f(e, l, h, b) = x.func(h * E + e, l, b);
     Lowered heads{f, {Halide::Expr(E), x.extents[1], Halide::Expr(H), x.extents[2]}};
-    if (x.stored)  // a projection's heads, rounded to bf16 where a product reads them (lower/linear.hpp)
+    // A projection's heads, rounded to bf16 where a product reads them (lower/linear.hpp); not an input's (its stored
+    // accessor reads the buffer as it is, which may have no batch index).
+    if (x.stored && !x.parameter.defined())
         heads.stored = [stored = x.stored](const std::vector<Halide::Expr>& at) {
             return stored({at[2] * E + at[0], at[1], at[3]});
         };

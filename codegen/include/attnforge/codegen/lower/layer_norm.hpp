@@ -21,10 +21,13 @@ Lowered Lower::impl(const dsl::layer_norm_node<X, G, Bt>& n, LoweringContext& ct
         return detail::reduce_by_lanes(name + what, detail::lane_sum(), values, Halide::Expr(D), {l, b}, l, KeyBand{},
                                        1, lanes);
     };
-    const auto [total, total_lanes] = row_sum("_total", x.func);
+    // The lanes' last vector past D (D not a multiple of them) is the identity, read clamped.
+    Halide::Func row(name + "_row");
+    row(d, l, b) = x.func(D % lanes == 0 ? Halide::Expr(d) : Halide::clamp(d, 0, D - 1), l, b);
+    const auto [total, total_lanes] = row_sum("_total", row);
     Halide::Func mean(name + "_mean"), centred(name + "_centred_squares"), var(name + "_var"), y(name);
     mean(l, b) = total(l, b) / D;
-    centred(d, l, b) = Halide::pow(x.func(d, l, b) - mean(l, b), 2);
+    centred(d, l, b) = Halide::pow(row(d, l, b) - mean(l, b), 2);
     const auto [squares, squares_lanes] = row_sum("_squares", centred);
     var(l, b) = squares(l, b) / D;
     y(d, l, b) = (x.func(d, l, b) - mean(l, b)) / Halide::sqrt(var(l, b) + static_cast<float>(n.eps)) * gamma.func(d) +

@@ -33,6 +33,11 @@ struct EvaluateOptions {
     // Keep every softmax's weights and logsumexp in Result::intermediates and work out
     // Result::score_rounding. Off saves their memory (B·Hq·Lq·Lk doubles per softmax) and time.
     bool intermediates = true;
+    // Round what a bf16 kernel with bf16 products rounds besides its inputs (docs/storage_types.md): every
+    // projection's input x and the heads split from a projection (Q, K, V), to bf16, to nearest even. The result is
+    // then what such a kernel computes up to its float32 arithmetic and its rounding of P (the tests' tight check on
+    // those kernels); not the contract's reference (§5 is against the interpreter on the inputs alone).
+    bool round_projection_operands = false;
 };
 
 namespace detail {
@@ -47,6 +52,7 @@ struct Context {
     ScoreRounding& score_rounding;
     double last_score_magnitude = 0;  // S and E of the score evaluated last (while capturing)
     std::int64_t last_head_width = 0;
+    bool round_projection_operands = false;  // EvaluateOptions::round_projection_operands
 };
 
 // Expression backend: every value a double; booleans are 0 or 1.
@@ -141,7 +147,9 @@ Tensor evaluate(const dsl::input_node<Name, K>&, Context& ctx) {
 
 template <class X, class W, class Bias>
 Tensor evaluate(const dsl::linear_node<X, W, Bias>& n, Context& ctx) {
-    const Tensor x = evaluate(n.x, ctx), w = evaluate(n.w, ctx);
+    Tensor x = evaluate(n.x, ctx);
+    if (ctx.round_projection_operands) ops::round_to_bf16(x);
+    const Tensor w = evaluate(n.w, ctx);
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
         const Tensor bias = evaluate(n.bias, ctx);
         return ops::linear(x, w, &bias);
@@ -152,7 +160,9 @@ Tensor evaluate(const dsl::linear_node<X, W, Bias>& n, Context& ctx) {
 
 template <class X, int H>
 Tensor evaluate(const dsl::split_heads_node<X, H>& n, Context& ctx) {
-    return ops::split_heads(evaluate(n.x, ctx), H);
+    Tensor heads = ops::split_heads(evaluate(n.x, ctx), H);
+    if (dsl::is_a<X, dsl::linear_tag> && ctx.round_projection_operands) ops::round_to_bf16(heads);
+    return heads;
 }
 
 template <class X>
@@ -319,6 +329,7 @@ Result evaluate(const dsl::graph<Name, Output>& g, const TensorMap& inputs, cons
     const BoundInputs bound = bind_inputs(sig, inputs);
     Result result;
     detail::Context ctx{bound, result.intermediates, options.intermediates, result.score_rounding};
+    ctx.round_projection_operands = options.round_projection_operands;
     result.output = detail::evaluate(g.output, ctx);
     if (sig.output.dims.empty() || sig.output.dims.front().role != dsl::dim_spec::axis::batch) {
         detail::drop_batch_axis(result.output);  // intermediates keep B = 1: weights are (B, Hq, Lq, Lk) always
