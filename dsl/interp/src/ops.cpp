@@ -1,10 +1,9 @@
+#include <attnforge/bf16_bits.hpp>
 #include <attnforge/errors.hpp>
 #include <attnforge/interp/ops.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 
 namespace attnforge::interp::ops {
 
@@ -86,19 +85,7 @@ double largest_score_magnitude(const Tensor& q, const Tensor& k, double scale) {
 }
 
 void round_to_bf16(Tensor& t) {
-    for (double& x : t.data) {
-        const float f = static_cast<float>(x);
-        if (!std::isfinite(f)) {
-            x = f;
-            continue;
-        }
-        std::uint32_t bits;
-        std::memcpy(&bits, &f, sizeof bits);
-        bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-        float rounded;
-        std::memcpy(&rounded, &bits, sizeof rounded);
-        x = rounded;
-    }
+    for (double& x : t.data) x = float_from_bf16(bf16_from_float(static_cast<float>(x)));
 }
 
 double largest_magnitude(const Tensor& t) {

@@ -3,6 +3,7 @@
 // to nearest, ties to even, as the kernels' own conversions do.
 #pragma once
 
+#include <attnforge/bf16_bits.hpp>
 #include <attnforge/dsl/passes/signature.hpp>
 #include <attnforge/errors.hpp>
 
@@ -15,17 +16,9 @@
 
 namespace attnforge::runtime {
 
-// float32 → bf16: the upper half of the bits, rounded to nearest even (a carry into the exponent rounds
-// up to the next binade or to ±∞, as it should). A NaN stays a NaN (quiet, its sign kept): the plain
-// rounding could carry a NaN's payload into an infinity.
-inline std::uint16_t bf16_from_float(float x) {
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-    if (std::isnan(x)) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
-    return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-inline float float_from_bf16(std::uint16_t b) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
+// float32 ↔ bf16 (attnforge/bf16_bits.hpp): rounds to nearest even, a NaN stays a NaN.
+using attnforge::bf16_from_float;
+using attnforge::float_from_bf16;
 
 // float32 ↔ fp16 (IEEE binary16): rounds to nearest even, keeps ±∞, NaN and subnormals (runtime/src/
 // storage_types.cpp, with the FP16 library, Debian libfp16-dev: not every compiler has _Float16, clang 14 on

@@ -32,6 +32,12 @@ inline Halide::RDom amx_reduction(const Halide::Expr& steps, const std::string& 
     return Halide::RDom(0, amx_depth, 0, steps, name);
 }
 
+// Where an amx_reduction's value sits in a right operand packed in pairs, (r % 2, x, pair index): its pair
+// counted from the first step's (the operand's row before any offset of panels, heads or blocks).
+inline Halide::Expr amx_pair_index(const Halide::RDom& r) {
+    return r.x / 2 + (amx_depth / 2) * r.y;
+}
+
 // A panel row of keys: K packed as (pair, kk, row) with 16 keys kk per panel and
 // row = e/2 + E/2 · (panel + panels · (h + Hkv · b)): each tile of 16 keys by 32 values of e is 1 KiB
 // of contiguous memory. `element(e, key, h, b)`: K's value (float32, exact for a bf16 input).

@@ -78,7 +78,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
                 constexpr int steps_per_head = E / detail::amx_depth;
                 sum(o, l, b) += detail::pair_product(
                     rows(detail::amx_depth * (r.y % steps_per_head) + r.x, r.y / steps_per_head, l, b),
-                    weights(r.x % 2, o, r.x / 2 + (detail::amx_depth / 2) * r.y));
+                    weights(r.x % 2, o, detail::amx_pair_index(r)));
                 amx = true;
             } else {
                 Halide::RDom r(0, 2, 0, E / 2, 0, H, "i");
@@ -110,7 +110,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
             if (on_amx(Din)) {
                 Halide::RDom r = detail::amx_reduction(Din / detail::amx_depth, "i");
                 sum(o, l, b) += detail::pair_product(rows(detail::amx_depth * r.y + r.x, l, b),
-                                                     weights(r.x % 2, o, r.x / 2 + (detail::amx_depth / 2) * r.y));
+                                                     weights(r.x % 2, o, detail::amx_pair_index(r)));
                 amx = true;
             } else {
                 Halide::RDom r = detail::pair_reduction(Din, "i");

@@ -116,7 +116,7 @@ inline void materialized_weighted_sum(MaterializedCore& core, const HeadGroup& g
         Halide::Var qq("qq"), qt("qt");
         Halide::RDom r = amx_reduction((Lk + (amx_depth - 1)) / amx_depth, "r");
         restrict_to_block_band(r, amx_depth * r.y, qt * Qt, core.band, Qt, amx_depth);
-        const Halide::Expr pair_index = r.x / 2 + (amx_depth / 2) * r.y;
+        const Halide::Expr pair_index = amx_pair_index(r);
         Halide::Func tiled(name + "_tiled_sum");
         tiled(e, qq, qt, h, b) = 0.0f;
         tiled(e, qq, qt, h, b) +=

@@ -86,7 +86,7 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
         Halide::Var kk("kk"), kt("kt"), qq("qq"), qt("qt");
         const int Qt = tiles.query_tile;
         restrict_to_block_band(e, kt * amx_columns, qt * Qt, shape.skipped_band, Qt, amx_columns);
-        const Halide::Expr pair_index = e.x / 2 + (amx_depth / 2) * e.y;
+        const Halide::Expr pair_index = amx_pair_index(e);
         sum(kk, kt, qq, qt, h, b) = 0.0f;
         sum(kk, kt, qq, qt, h, b) += pair_product(
             queries(amx_depth * e.y + e.x, qt * Qt + qq, h, b),

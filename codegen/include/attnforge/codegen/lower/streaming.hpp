@@ -73,7 +73,7 @@ inline void streamed_weighted_sum(StreamingCore& core, const HeadGroup& group, b
         core.rounded_weights = Halide::Func(name + "_rounded_weights");
         core.rounded_weights(with_first(kk, row)) = round_weight_to_bf16(block.exps(with_first(kk, row)));
         Halide::RDom r = amx_reduction(Kb / amx_depth, "r");
-        const Halide::Expr pair_index = kb * (Kb / 2) + r.x / 2 + (amx_depth / 2) * r.y;
+        const Halide::Expr pair_index = kb * (Kb / 2) + amx_pair_index(r);
         core.block_weighted = Halide::Func(name + "_block_weighted_tiles");
         core.block_weighted(with_first(e, row)) = 0.0f;
         core.block_weighted(with_first(e, row)) +=

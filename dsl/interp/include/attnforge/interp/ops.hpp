@@ -14,7 +14,7 @@ inline constexpr double minus_infinity = -std::numeric_limits<double>::infinity(
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor* bias);
 Tensor split_heads(const Tensor& x, std::int64_t heads);
-// Every value rounded to float32, then to bf16, to nearest even (NaN and infinities kept): what a bf16 kernel does
+// Every value rounded to float32, then to bf16, to nearest even (attnforge/bf16_bits.hpp): what a bf16 kernel does
 // to a float32 value it rounds (EvaluateOptions::round_projection_operands).
 void round_to_bf16(Tensor& t);
 Tensor merge_heads(const Tensor& x);
