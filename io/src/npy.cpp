@@ -269,11 +269,15 @@ interp::Tensor to_tensor(const NpyArray& a) {
     return interp::Tensor(a.shape, std::move(values));
 }
 
-void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const float> values) {
-    if (interp::element_count(shape) != static_cast<std::int64_t>(values.size()))
+namespace {
+// One writer for every element type written: `descr` its .npy descriptor, `bytes` the values' bytes.
+void write_npy_bytes(const std::string& path, const std::vector<std::int64_t>& shape, std::size_t count,
+                     const char* descr, std::span<const std::byte> bytes) {
+    if (interp::element_count(shape) != static_cast<std::int64_t>(count))
         throw input_error("write_npy: shape " + interp::shape_string(shape) + " does not match " +
-                          std::to_string(values.size()) + " values");
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + interp::shape_string(shape) + ", }";
+                          std::to_string(count) + " values");
+    std::string header = std::string("{'descr': '") + descr +
+                         "', 'fortran_order': False, 'shape': " + interp::shape_string(shape) + ", }";
     // Pad with spaces so that magic + version + length + header + '\n' is a multiple of 64 bytes.
     const std::size_t unpadded = magic_size + 2 + 2 + header.size() + 1;
     header.append((64 - unpadded % 64) % 64, ' ');
@@ -289,7 +293,7 @@ void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, 
         const char length[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
         out.write(length, 2);
         out.write(header.data(), static_cast<std::streamsize>(header.size()));
-        out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
+        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
         out.close();
         if (!out) {
             std::remove(tmp.c_str());
@@ -302,6 +306,16 @@ void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, 
         std::remove(tmp.c_str());
         throw input_error(path + ": cannot write (" + ec.message() + ")");
     }
+}
+
+}  // namespace
+
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const float> values) {
+    write_npy_bytes(path, shape, values.size(), "<f4", std::as_bytes(values));
+}
+
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const std::uint8_t> codes) {
+    write_npy_bytes(path, shape, codes.size(), "|u1", std::as_bytes(codes));
 }
 
 void write_npy(const std::string& path, const interp::Tensor& t) {

@@ -9,16 +9,35 @@ arrays and PyTorch tensors without copying them; the float64 reference interpret
     >>> fast = attnforge.kernel("sdpa", B=1, H=8, Hkv=8, E=64, Lq=128, Lkv=128)
     >>> fast(q=q, k=k, v=v, out=y)                           # no allocation
 
-variants(), signature(name) and kernels(name) say what there is; docs/python.md has the rest.
+variants(), signature(name) and kernels(name) say what there is; quantize_into_cache writes new tokens into the
+uint8 cache decode_u8 reads; docs/python.md has the rest.
 attnforge.torch (torch's scaled_dot_product_attention as a custom operator) and attnforge.transformers
 (attn_implementation="attnforge") are imported on first use: torch and transformers are optional.
 """
 
 import importlib
 
-from ._native import Kernel, kernel, kernels, run, set_default_threads, signature, variants
+from ._native import (
+    Kernel,
+    kernel,
+    kernels,
+    quantize_into_cache,
+    run,
+    set_default_threads,
+    signature,
+    variants,
+)
 
-__all__ = ["Kernel", "kernel", "kernels", "run", "set_default_threads", "signature", "variants"]
+__all__ = [
+    "Kernel",
+    "kernel",
+    "kernels",
+    "quantize_into_cache",
+    "run",
+    "set_default_threads",
+    "signature",
+    "variants",
+]
 
 
 def __getattr__(name):

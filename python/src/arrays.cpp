@@ -247,6 +247,50 @@ runtime::OutputView borrow_output(nb::handle out, const std::vector<std::int64_t
     return {shape, dtype, keep.data(), std::move(strides)};
 }
 
+namespace {
+std::vector<std::int64_t> shape_of_array(const nb::ndarray<nb::ro>& a) {
+    std::vector<std::int64_t> shape(a.ndim());
+    for (std::size_t d = 0; d < a.ndim(); ++d) shape[d] = static_cast<std::int64_t>(a.shape(d));
+    return shape;
+}
+}  // namespace
+
+runtime::TensorView array_view(nb::handle object, const std::string& what,
+                               const std::vector<dsl::element_type>& allowed, nb::ndarray<nb::ro>& keep) {
+    std::string names;
+    for (dsl::element_type t : allowed) names += (names.empty() ? "" : " or ") + std::string(dsl::element_type_name(t));
+    if (!nb::try_cast(object, keep, false) || keep.device_type() != nb::device::cpu::value)
+        throw input_error(what + " must be a CPU array (" + names + "), given " + type_name_of(object));
+    const std::vector<std::int64_t> shape = shape_of_array(keep);
+    for (dsl::element_type t : allowed)
+        if (classify(keep.dtype()) == runtime::given_type_of(t)) {
+            std::vector<std::int64_t> strides = strides_of(keep);
+            if (c_contiguous(keep)) strides.clear();
+            return {shape, t, keep.data(), std::move(strides)};
+        }
+    throw input_error(what + " must be " + names + ", given " + given_name(keep.dtype()) + " " +
+                      dsl::shape_string(shape));
+}
+
+runtime::OutputView writable_array_view(nb::handle object, const std::string& what, dsl::element_type type,
+                                        nb::ndarray<>& keep) {
+    const std::string name = dsl::element_type_name(type);
+    if (!nb::try_cast(object, keep, false) || keep.device_type() != nb::device::cpu::value)
+        throw input_error(what + " must be a writable CPU array of " + name + ", given " + type_name_of(object));
+    std::vector<std::int64_t> shape(keep.ndim());
+    for (std::size_t d = 0; d < keep.ndim(); ++d) shape[d] = static_cast<std::int64_t>(keep.shape(d));
+    if (classify(keep.dtype()) != runtime::given_type_of(type))
+        throw input_error(what + " must be " + name + ", given " + given_name(keep.dtype()) + " " +
+                          dsl::shape_string(shape));
+    std::vector<std::int64_t> strides = strides_of(keep);
+    if (c_contiguous(keep)) {
+        strides.clear();
+    } else if (const std::string problem = runtime::stride_problem(shape, strides, true); !problem.empty()) {
+        throw input_error(what + ": " + problem);
+    }
+    return {shape, type, keep.data(), std::move(strides)};
+}
+
 nb::object float64_array(const std::vector<std::int64_t>& shape, const std::vector<double>& values, bool torch) {
     auto* d = static_cast<double*>(allocate(values.size() * 8));
     nb::capsule owner(d, [](void* p) noexcept { std::free(p); });

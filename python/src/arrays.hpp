@@ -40,6 +40,15 @@ BorrowedInput borrow_input(const std::string& variant, const dsl::tensor_spec& s
 // The storage type a float input implies on its own: bf16 for bfloat16, fp16 for float16, else float32.
 dsl::element_type storage_implied_by(const nb::ndarray<nb::ro>& array);
 
+// `object`, a CPU array of one of `allowed` element types, as a view of its own memory in that type (dense or through
+// its strides; no copy, no conversion), for operations outside the kernels (quantize_into_cache): the array is kept in
+// `keep`. `what` names it in the input_error (ValueError) that says what was expected and given.
+runtime::TensorView array_view(nb::handle object, const std::string& what,
+                               const std::vector<dsl::element_type>& allowed, nb::ndarray<nb::ro>& keep);
+// The same for an array written in place: it must be writable, of `type`, with contiguous rows and no element twice.
+runtime::OutputView writable_array_view(nb::handle object, const std::string& what, dsl::element_type type,
+                                        nb::ndarray<>& keep);
+
 // Whether `object` is a torch tensor (results then go back as torch tensors).
 bool is_torch(nb::handle object);
 

@@ -5,6 +5,7 @@
 #include "torch_attention.hpp"
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
+#include <attnforge/runtime/quantized_cache.hpp>
 #include <attnforge/runtime/storage_types.hpp>
 
 #include <cstdint>
@@ -217,6 +218,28 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
         "For tests: what the last torch_attention call on this thread ran: its variant, kernel ('' when no key "
         "was left), storage type and each input's shape.");
 
+    m.def(
+        "quantize_into_cache",
+        [](nb::handle values, nb::handle kv_length, nb::handle codes, nb::handle scale, nb::handle zero) {
+            using attnforge::dsl::element_type;
+            nb::ndarray<nb::ro> keep_values, keep_lengths;
+            nb::ndarray<> keep_codes, keep_scale, keep_zero;
+            const rt::TensorView x = array_view(
+                values, "values", {element_type::float32, element_type::bfloat16, element_type::float16}, keep_values);
+            const rt::TensorView lengths = array_view(kv_length, "kv_length", {element_type::int32}, keep_lengths);
+            const rt::OutputView c = writable_array_view(codes, "codes", element_type::uint8, keep_codes);
+            const rt::OutputView s = writable_array_view(scale, "scale", element_type::float32, keep_scale);
+            const rt::OutputView z = writable_array_view(zero, "zero", element_type::float32, keep_zero);
+            nb::gil_scoped_release unlocked;
+            rt::quantize_into_cache(x, lengths, c, s, z);
+        },
+        "values"_a, "kv_length"_a, "codes"_a, "scale"_a, "zero"_a,
+        nb::sig("def quantize_into_cache(values: object, kv_length: object, codes: object, scale: object, "
+                "zero: object) -> None"),
+        "Writes new tokens' keys or values (B, Hkv, Lnew, E) into a uint8 cache quantized by token, in place: row l "
+        "of entry b to slot kv_length[b] + l of codes (B, Hkv, Lmax, E) uint8 and scale, zero (B, Hkv, Lmax) float32 "
+        "(decode_u8's k, k_scale, k_zero or v, v_scale, v_zero). scale = (max - min) / 255, zero = -min / scale, "
+        "code = round((x - min) / scale). kv_length is not changed: advance it by Lnew.");
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");
 

@@ -26,6 +26,10 @@ const dsl::tensor_spec* attention_weights_of(std::string_view variant) {
     return result_spec_of(variant, "attention_weights");
 }
 
+dsl::attention_sequences_t attention_sequences_of(std::string_view variant) {
+    return dsl::attention_sequences(first_kernel(variant).attention_weights_spec());
+}
+
 double flops_of(std::string_view variant, const dsl::FlopSizes& sizes) {
     return first_kernel(variant).flops(sizes);
 }

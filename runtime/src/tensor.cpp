@@ -30,6 +30,15 @@ Tensor Tensor::int32(std::vector<std::int64_t> shape, std::vector<std::int32_t> 
     return t;
 }
 
+Tensor Tensor::codes(std::vector<std::int64_t> shape, dsl::element_type dtype) {
+    if (dtype != dsl::element_type::uint8 && dtype != dsl::element_type::int8)
+        throw std::invalid_argument(std::string("Tensor::codes: ") + dsl::element_type_name(dtype) +
+                                    " is not a code type (uint8, int8)");
+    Tensor t{std::move(shape), dtype, {}, {}, {}, {}};
+    t.u8.resize(static_cast<std::size_t>(dsl::element_count(t.shape)));
+    return t;
+}
+
 Tensor Tensor::storage16(dsl::element_type dtype, std::vector<std::int64_t> shape) {
     if (dtype != dsl::element_type::bfloat16 && dtype != dsl::element_type::float16)
         throw std::invalid_argument(std::string("Tensor::storage16: ") + dsl::element_type_name(dtype) +

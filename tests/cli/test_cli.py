@@ -72,6 +72,8 @@ def write_inputs(variant, directory, rng):
         elif spec["shape"] == "(B)":
             # prefix lengths, as float32 holding whole numbers (accepted for index inputs, contract §4)
             value = rng.integers(0, max(LENGTHS.values()) + 1, shape).astype(np.float32)
+        elif spec["dtype"] == "uint8":  # a quantized cache's codes (its scales and zero points: floats, below)
+            value = rng.integers(0, 256, shape).astype(np.uint8)
         elif spec["dtype"] == "bool":
             value = rng.random(shape) < 0.3
             if spec["name"] == "attn_mask":
@@ -136,6 +138,53 @@ class RoundTripTest(unittest.TestCase):
                     k, ref = k[np.isfinite(ref)], ref[np.isfinite(ref)]
                     bound = 1e-4 * (1 + np.abs(ref).max(initial=0))
                     self.assertLessEqual(np.abs(k - ref).max(initial=0), bound)
+
+    def test_quantize_writes_a_cache_decode_u8_reads(self):
+        """`attnforge quantize` makes a uint8 cache (a prompt, then one more token into the same files); `run
+        decode_u8` over the files equals the interpreter's decode over the values they stand for."""
+        rng = np.random.default_rng(11)
+        with tempfile.TemporaryDirectory() as d:
+            path = {n: os.path.join(d, n + ".npy") for n in ("q", "kv_length", "x", "x1", "lengths0", "lengths1")}
+            np.save(path["x"], rng.normal(size=(2, 1, 5, 64)).astype(np.float32))
+            np.save(path["x1"], rng.normal(size=(2, 1, 1, 64)).astype(np.float32))
+            np.save(path["lengths1"], np.array([5, 5], np.int32))
+            np.save(path["q"], rng.normal(size=(2, 3, 1, 64)).astype(np.float32))
+            np.save(path["kv_length"], np.array([6, 4], np.int32))
+            inputs = []
+            for n in ("k", "v"):
+                files = [f"--{p}={d}/{n}_{p}.npy" for p in ("codes", "scale", "zero")]
+                r = attnforge("quantize", "--values", path["x"], *files, "--lmax", "8")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                r = attnforge("quantize", "--values", path["x1"], *files, "--kv-length", path["lengths1"])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(np.load(f"{d}/{n}_codes.npy").dtype, np.uint8)
+                inputs += [f"--input={n}={d}/{n}_codes.npy", f"--input={n}_scale={d}/{n}_scale.npy",
+                           f"--input={n}_zero={d}/{n}_zero.npy"]
+            inputs += [f"--input=q={path['q']}", f"--input=kv_length={path['kv_length']}"]
+            codes, scale, zero = (np.load(f"{d}/k_{p}.npy") for p in ("codes", "scale", "zero"))
+            dense = (codes - zero[..., None]) * scale[..., None]
+            x = np.concatenate([np.load(path["x"]), np.load(path["x1"])], axis=2)
+            self.assertLessEqual(np.abs(dense[:, :, :6] - x).max(), 0.51 * scale[:, :, :6].max())
+            outs = {}
+            for engine in ("kernel", "interpreter"):
+                outs[engine] = os.path.join(d, engine + ".npy")
+                r = attnforge("run", "decode_u8", *inputs, "--output", outs[engine], "--engine", engine)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            got, ref = np.load(outs["kernel"]), np.load(outs["interpreter"])
+            self.assertLessEqual(np.abs(got - ref).max(), 1e-4 * (1 + np.abs(ref).max()))
+            # Codes given as float32 are the wrong dtype; a new token past the cache's slots is bad input.
+            np.save(f"{d}/bad.npy", np.zeros((2, 1, 8, 64), np.float32))
+            r = attnforge("run", "decode_u8", *[a if not a.startswith("--input=k=") else f"--input=k={d}/bad.npy"
+                                                for a in inputs], "--output", os.path.join(d, "o.npy"))
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("input 'k'", r.stderr)
+            self.assertIn("uint8", r.stderr)
+            np.save(path["lengths1"], np.array([8, 0], np.int32))
+            r = attnforge("quantize", "--values", path["x1"], f"--codes={d}/k_codes.npy", f"--scale={d}/k_scale.npy",
+                          f"--zero={d}/k_zero.npy", "--kv-length", path["lengths1"])
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("entry 0: slots 8..8", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "o.npy")))
 
     def test_storage_types_through_npy(self):
         """--dtype bf16: <f4 inputs rounded to nearest even, the kernel against the interpreter on the same

@@ -26,7 +26,7 @@ static_assert(
 static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width ==
               64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
-static_assert(decltype(hana::size(dsl::builtin_variants))::value == 34);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 35);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
 static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
@@ -44,6 +44,16 @@ static_assert(std::is_same_v<DecodeValues, dsl::kv_source<dsl::dense_rows<std::d
 static_assert(std::is_same_v<decltype(dsl::match_attention(v::gqa.output.x.x).key_source().rows.node),
                              decltype(dsl::match_attention(v::gqa.output.x.x).score.k)>);
 static_assert(std::is_same_v<SdpaKeys::kind, decltype(v::sdpa_k)::kind>);
+
+// A quantized cache (nodes/dequantize.hpp) is read as its codes with their scales, not as a dense tensor.
+constexpr auto decode_u8_pattern = dsl::match_attention(v::decode_u8.output);
+using QuantizedKeys = decltype(decode_u8_pattern.key_source());
+static_assert(std::is_same_v<QuantizedKeys::kind, decltype(v::sdpa_k)::kind>);
+static_assert(QuantizedKeys::cached);
+static_assert(std::is_same_v<decltype(QuantizedKeys::rows),
+                             dsl::quantized_rows<std::decay_t<decltype(decode_u8_pattern.score.k.codes)>,
+                                                 std::decay_t<decltype(decode_u8_pattern.score.k.scale)>,
+                                                 std::decay_t<decltype(decode_u8_pattern.score.k.zero)>>>);
 
 // A rows type of its own, declared beside its node, is picked without touching kv_source.hpp.
 namespace custom {

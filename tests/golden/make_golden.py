@@ -524,6 +524,33 @@ GEMMA_MASK_CASES = {
                               large_logits(75, lambda: case_torch_mask(2, 2, 4, 40, 2, 1, kv_length=[40, 17],
                                                                        cap=20.0))},
 }
+
+
+def case_decode_u8(h, lq, lmax, kv_length, hkv=None, e=64):
+    """A cache quantized by token (contract §1): codes any byte, scales of act()'s span over 255 codes, zero points
+    near the middle code and not whole; the oracle attends over (code − zero) · scale. The codes are stored as
+    float32 holding whole numbers (the golden loader reads every file as numbers; the kernels' uint8 type is checked
+    by tests/kernels and tests/cli)."""
+    b = len(kv_length)
+    hkv = h if hkv is None else hkv
+    t = {"q": act(b, h, lq, e)}
+    dense = {}
+    for n in ("k", "v"):
+        codes = rng.integers(0, 256, size=(b, hkv, lmax, e))
+        scale = (rng.uniform(0.5, 1.5, size=(b, hkv, lmax)) * 2 * ACTIVATION_SPAN[0] / 64 / 255).astype(np.float32)
+        zero = rng.uniform(100, 155, size=(b, hkv, lmax)).astype(np.float32)
+        dense[n] = (codes - zero.astype(np.float64)[..., None]) * scale.astype(np.float64)[..., None]
+        t.update({n: codes.astype(np.float32), f"{n}_scale": scale, f"{n}_zero": zero})
+    o, p = attend(t["q"], dense["k"], dense["v"], decode_allowed(kv_length, lq, lmax))
+    return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
+
+
+# Quantized caches. Drawn after every case above.
+QUANTIZED_CASES = {
+    "decode_u8": {"B3_H2_Lq1_L20": lambda: case_decode_u8(2, 1, 20, [20, 0, 7]),
+                  "B2_H4_Hkv2_Lq4_L40_E128": lambda: case_decode_u8(4, 4, 40, [40, 9], hkv=2, e=128),
+                  "B2_H2_Lq4_L100_large_logits": large_logits(75, lambda: case_decode_u8(2, 4, 100, [100, 37]))},
+}
 for variant, extra in (("sdpa_masked", {}), ("sdpa_additive", {"additive": True}),
                        ("sdpa_causal_masked", {"is_causal": True}), ("decode_masked", {"kv_length": [40, 17]})):
     TORCH_MASK_CASES[variant]["B2_H2_L40_mask_B_1_large_logits"] = large_logits(
@@ -538,7 +565,7 @@ def main():
     every_case = ([(variant, cases) for variant, cases in CASES.items()] + list(LARGE_LOGIT_CASES.items()) +
                   list(GROUPED_HEADS_CASES.items()) + list(TORCH_MASK_CASES.items()) +
                   list(RUN_TIME_PARAMETER_CASES.items()) + list(GEMMA_AND_MISTRAL_CASES.items()) +
-                  list(GEMMA_MASK_CASES.items()))
+                  list(GEMMA_MASK_CASES.items()) + list(QUANTIZED_CASES.items()))
     for variant, cases in every_case:
         for case, make in cases.items():
             d = os.path.join(OUT, variant, case)

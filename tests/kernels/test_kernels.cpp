@@ -388,7 +388,8 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "sdpa_causal_masked",
                                                        "decode_masked",
                                                        "softcap_masked",
-                                                       "decode_softcap_masked"};
+                                                       "decode_softcap_masked",
+                                                       "decode_u8"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -489,6 +490,12 @@ BOOST_AUTO_TEST_CASE(decode_rope) {
 }
 BOOST_AUTO_TEST_CASE(decode_softcap) {  // kernels for E = 256 (Gemma-2's) only
     check_variant("decode_softcap", decode_cases(false));
+}
+// A uint8 cache quantized by token (variants/quantized_decode.hpp): any codes, scales and zero points (the synthetic
+// inputs), against the interpreter on the dequantized cache (docs/contract.md §5: the float32 bound, or the 16-bit
+// one for bf16 queries and output).
+BOOST_AUTO_TEST_CASE(decode_u8) {
+    check_variant("decode_u8", decode_cases(false));
 }
 BOOST_AUTO_TEST_CASE(sdpa_masked) {
     check_variant("sdpa_masked", torch_mask_cases(sdpa_cases(false)));

@@ -1,7 +1,7 @@
 """Inputs of any variant at chosen sizes, made from attnforge.signature(): float tensors uniform in ±1
 (weights of D = 512 variants scaled by 1/√512, LayerNorm gamma near 1), masks with some fully masked rows,
 and index inputs that mean something (cache lengths from 0 to the cache's size, sorted document ids,
-prefix lengths)."""
+prefix lengths); a quantized cache as attnforge.quantize_into_cache writes it."""
 import attnforge
 import torch
 
@@ -18,6 +18,7 @@ VARIANT_SIZES = {
     "softcap_sliding_window_attention": {"E": 256, "Lq": 40, "Lkv": 40},
     "sdpa_masked": {"H": 4, "Hkv": 2}, "sdpa_causal_masked": {"E": 128, "Lkv": 150}, "decode_masked": {"Lq": 4},
     "softcap_masked": {"E": 256, "H": 4, "Hkv": 2}, "decode_softcap_masked": {"E": 256, "Lq": 4},
+    "decode_u8": {"Lq": 4, "E": 128, "H": 4, "Hkv": 2},
 }
 
 
@@ -37,6 +38,8 @@ def make_inputs(variant, generator, sizes=None):
     for name, spec in sig["inputs"].items():
         if spec.get("optional"):  # a scale: left to its default, 1/√E (test_module tests it given)
             continue
+        if name in out:  # a quantized cache's scale or zero point, made with its codes (below)
+            continue
         shape = shape_of(spec["shape"], sizes)
         if name == "attn_mask" and spec.get("broadcast"):  # PyTorch's attn_mask: one for every batch entry
             shape = (1,) + shape[1:]
@@ -45,6 +48,14 @@ def make_inputs(variant, generator, sizes=None):
             bias[torch.rand(shape, generator=generator) < 0.3] = -torch.inf
             bias[0, -1, 1, :] = -torch.inf
             out[name] = bias.to(torch.float32)
+            continue
+        if spec["dtype"] == "uint8":  # a quantized cache (decode_u8): values in ±1 written by quantize_into_cache
+            b, h, lmax, _ = shape
+            codes = torch.empty(shape, dtype=torch.uint8)
+            scale, zero = torch.empty((b, h, lmax)), torch.empty((b, h, lmax))
+            values = (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1).to(torch.float32)
+            attnforge.quantize_into_cache(values, torch.zeros(b, dtype=torch.int32), codes, scale, zero)
+            out.update({name: codes, f"{name}_scale": scale, f"{name}_zero": zero})
             continue
         if spec["dtype"] == "bool":
             keep = torch.rand(shape, generator=generator) < 0.7

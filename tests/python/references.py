@@ -222,6 +222,10 @@ def reference(variant, inputs):
         if variant == "decode_softcap_masked":
             allowed = decode_allowed(t["kv_length"], t["q"].shape[2], t["k"].shape[2]) & allowed
         return plain_attention(t["q"], t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap), scale=g("scale"))
+    if variant == "decode_u8":
+        k, v = dequantized(t, "k"), dequantized(t, "v")
+        allowed = decode_allowed(t["kv_length"], t["q"].shape[2], k.shape[2])
+        return sdpa_reference(t["q"], k, v, allowed=allowed, scale=t.get("scale"))
     if variant in ("decode", "decode_gqa", "decode_sliding_window", "decode_rope", "decode_softcap"):
         q, n = t["q"], t["kv_length"]
         lq, lmax = q.shape[2], t["k"].shape[2]
@@ -237,6 +241,12 @@ def reference(variant, inputs):
     raise KeyError(f"no PyTorch reference for variant '{variant}'")
 
 
+def dequantized(tensors, name):
+    """A quantized cache's values (decode_u8's k or v): (code − zero) · scale per (b, h, token)."""
+    t = {n: x.to(torch.float64) for n, x in tensors.items() if n.startswith(name)}
+    return (t[name] - t[f"{name}_zero"][..., None]) * t[f"{name}_scale"][..., None]
+
+
 def bound(variant, inputs, ref, dtype="float32"):
     """docs/contract.md §5: 1e-4·(1 + max|ref|) plus, where q and k are inputs, the float32 rounding of the
     scores 2·√E·2⁻²⁴·S·V; 5e-3 (bf16) or 2e-3 (fp16) · (1 + max|ref|) for 16-bit storage."""
@@ -245,7 +255,8 @@ def bound(variant, inputs, ref, dtype="float32"):
         return (5e-3 if dtype == "bf16" else 2e-3) * top
     term = 0.0
     if "q" in inputs and "k" in inputs:
-        q, k, v = (inputs[n].to(torch.float64) for n in ("q", "k", "v"))
+        q, k, v = (dequantized(inputs, n) if f"{n}_scale" in inputs else inputs[n].to(torch.float64)
+                   for n in ("q", "k", "v"))
         e = q.shape[-1]
         k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
         s = (q.abs() @ k.abs().transpose(-1, -2)).max().item() / math.sqrt(e)

@@ -451,3 +451,51 @@ def test_signature_and_kernels_describe_the_variant():
     names = [k["name"] for k in attnforge.kernels("sdpa")]
     assert names and all(n.startswith("sdpa__") for n in names)
     assert "Runs a variant" in attnforge.run.__doc__
+
+
+def test_quantize_into_cache_writes_tokens_in_place_for_decode_u8():
+    # A prompt of 20 tokens, then three single tokens, written into a uint8 cache by token (NumPy arrays, in place);
+    # decode_u8 over it equals decode over the values the cache stands for, and each value is within half a step.
+    rng = np.random.default_rng(5)
+    b, h, hkv, e, lmax = 2, 4, 2, 64, 32
+    cache = {n: np.zeros((b, hkv, lmax, e), np.uint8) for n in ("k", "v")}
+    cache.update({f"{n}_{p}": np.zeros((b, hkv, lmax), np.float32) for n in ("k", "v") for p in ("scale", "zero")})
+    lengths = np.zeros(b, np.int32)
+    values = {"k": np.zeros((b, hkv, lmax, e), np.float32), "v": np.zeros((b, hkv, lmax, e), np.float32)}
+    for n_new in (20, 1, 1, 1):
+        for n in ("k", "v"):
+            x = rng.normal(0.3, 2.0, (b, hkv, n_new, e)).astype(np.float32)
+            attnforge.quantize_into_cache(x, lengths, cache[n], cache[f"{n}_scale"], cache[f"{n}_zero"])
+            values[n][:, :, lengths[0]:lengths[0] + n_new] = x
+        lengths += n_new
+    dense = {n: (cache[n] - cache[f"{n}_zero"][..., None]) * cache[f"{n}_scale"][..., None] for n in ("k", "v")}
+    for n in ("k", "v"):
+        step = cache[f"{n}_scale"][:, :, :23, None]
+        assert np.all(np.abs(dense[n][:, :, :23] - values[n][:, :, :23]) <= 0.5 * step * (1 + 1e-5) + 1e-6)
+    q = rng.normal(size=(b, h, 1, e)).astype(np.float32)
+    got = attnforge.run("decode_u8", q=q, kv_length=lengths, **cache)
+    want = attnforge.run("decode", q=q, k=dense["k"].astype(np.float32), v=dense["v"].astype(np.float32),
+                         kv_length=lengths)
+    assert np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
+    # torch tensors too, written in place.
+    codes, scale, zero = torch.zeros(1, 1, 4, 8, dtype=torch.uint8), torch.zeros(1, 1, 4), torch.zeros(1, 1, 4)
+    attnforge.quantize_into_cache(torch.arange(8.0).reshape(1, 1, 1, 8), torch.tensor([2], dtype=torch.int32),
+                                  codes, scale, zero)
+    assert codes[0, 0, 2].tolist() == [0, 36, 73, 109, 146, 182, 219, 255]
+    assert scale[0, 0, 2].item() == pytest.approx(7 / 255, rel=1e-6)
+
+
+def test_quantize_into_cache_refuses_bad_input():
+    codes, scale, zero = np.zeros((1, 1, 4, 8), np.uint8), np.zeros((1, 1, 4), np.float32), np.zeros((1, 1, 4), np.float32)
+    x = np.ones((1, 1, 2, 8), np.float32)
+    with pytest.raises(ValueError, match=r"slots 3..4 .* Lmax = 4"):
+        attnforge.quantize_into_cache(x, np.array([3], np.int32), codes, scale, zero)
+    with pytest.raises(ValueError, match="codes must be uint8, given float32"):
+        attnforge.quantize_into_cache(x, np.array([0], np.int32), codes.astype(np.float32), scale, zero)
+    with pytest.raises(ValueError, match="kv_length must be int32, given int64"):
+        attnforge.quantize_into_cache(x, np.array([0]), codes, scale, zero)
+    with pytest.raises(ValueError, match="writable"):
+        read_only = codes.copy()
+        read_only.flags.writeable = False
+        attnforge.quantize_into_cache(x, np.array([0], np.int32), read_only, scale, zero)
+    assert not codes.any() and not scale.any()

@@ -82,8 +82,7 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         const dsl::graph_signature& sig = runtime::signature_of(o.variant);
         attnforge::testing::SyntheticSizes sizes{o.batch, o.heads, {}, o.kv_heads.value_or(o.heads), o.head_width};
         dsl::check_head_group(o.variant, {o.batch, {}, sizes.heads, sizes.kv_heads});
-        const dsl::tensor_spec* weights = runtime::attention_weights_of(o.variant);
-        const auto [seq_q, seq_k] = weights ? dsl::attention_sequences(*weights) : dsl::attention_sequences_t{};
+        const auto [seq_q, seq_k] = runtime::attention_sequences_of(o.variant);
         for (const auto& in : sig.inputs)
             for (const auto& d : in.dims)
                 if (d.role == dsl::dim_spec::axis::sequence) {

@@ -47,6 +47,14 @@ struct BenchOptions {
 };
 int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
 
+struct QuantizeOptions {
+    std::string values;                // (B, Hkv, Lnew, E) .npy: the new tokens' keys or values
+    std::string codes, scale, zero;    // the cache's files: read where codes exists, written
+    std::string kv_length;             // optional (B) int32 .npy: where the new tokens go (zeros)
+    std::optional<std::int64_t> lmax;  // slots of a new cache (default Lnew)
+};
+int quantize(const QuantizeOptions&, std::ostream& out, std::ostream& err);
+
 struct VizOptions {
     std::string variant;
     std::vector<std::string> inputs;  // NAME=FILE.npy

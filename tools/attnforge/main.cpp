@@ -122,6 +122,21 @@ int main(int argc, char** argv) {
                           "NAME=TYPE: time the kernels that take this input in a type of its own (repeatable; "
                           "e.g. --input-dtype k=bf16 --input-dtype v=bf16 for a float32 query over a bf16 cache)");
 
+    attnforge::cli::QuantizeOptions quantize;
+    auto* quantize_cmd = app.add_subcommand(
+        "quantize",
+        "Write new tokens' keys or values (B, Hkv, Lnew, E) into a uint8 cache quantized by token (decode_u8's k, "
+        "k_scale, k_zero or v, v_scale, v_zero): into the cache the three files hold where --codes exists, else into a "
+        "new one of --lmax slots. scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / scale)");
+    quantize_cmd->add_option("--values", quantize.values, "The new tokens, (B, Hkv, Lnew, E) .npy")->required();
+    quantize_cmd->add_option("--codes", quantize.codes, "The cache's codes, (B, Hkv, Lmax, E) uint8 .npy")->required();
+    quantize_cmd->add_option("--scale", quantize.scale, "Its scales, (B, Hkv, Lmax) float32 .npy")->required();
+    quantize_cmd->add_option("--zero", quantize.zero, "Its zero points, (B, Hkv, Lmax) float32 .npy")->required();
+    quantize_cmd->add_option("--kv-length", quantize.kv_length,
+                             "(B) int32 .npy: the slot each entry's first new token goes to (default 0); not changed");
+    quantize_cmd->add_option("--lmax", quantize.lmax, "Slots of a new cache (default: Lnew)")
+        ->check(attnforge::cli::positive);
+
     attnforge::cli::VizOptions viz;
     auto* viz_cmd = app.add_subcommand(
         "viz",
@@ -162,6 +177,7 @@ int main(int argc, char** argv) {
     if (*list_cmd) return attnforge::cli::list(list, std::cout);
     if (*run_cmd) return attnforge::cli::run(run, std::cout, std::cerr);
     if (*bench_cmd) return attnforge::cli::bench(bench, std::cout, std::cerr);
+    if (*quantize_cmd) return attnforge::cli::quantize(quantize, std::cout, std::cerr);
     if (*viz_cmd) return attnforge::cli::viz(viz, std::cout, std::cerr);
     return 2;
 }

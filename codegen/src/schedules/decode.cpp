@@ -210,6 +210,11 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     int columns = std::clamp(accumulators / std::max(1, core.group), 1, e_vectors);
     while (e_vectors % columns != 0) --columns;  // whole tiles of E: no column past it is ever read
     Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
+    // Converted V (codes): four rows at a time keep four columns each, 16 accumulators and the converted vectors in
+    // registers. With E = 128 as uint8 a row's 64 columns are one cache line, so the second tile of columns reads
+    // the other line of each row: no byte of V is read twice. (Eight columns: 32 accumulators beside eight converted
+    // vectors, spilled every key.)
+    const int row_columns = core.converted_values ? std::max(1, accumulators / rows_at_once) : columns;
     Halide::Stage weighted = acc.update();
     auto split_columns = [&](Halide::Stage st, int tile_columns) {
         st.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(eo, eoo, eoi, tile_columns, TailStrategy::RoundUp);
@@ -228,6 +233,11 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     if (single_pass_for_one_query) {
         one_query = weighted.specialize(core.rows == 1);
         split_columns(one_query, e_vectors);
+    }
+    Halide::Stage four = weighted;
+    if (rows_inside) {
+        four = weighted.specialize(core.rows >= rows_at_once);
+        split_columns(four, std::min(row_columns, e_vectors));
     }
     split_columns(weighted, columns);
     if (core.rounded_weights.defined())
@@ -249,7 +259,6 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     };
     if (rows_inside) {
         Var qo("qo"), qi("qi");
-        Halide::Stage four = weighted.specialize(core.rows >= rows_at_once);
         four.split(w[1], qo, qi, rows_at_once, TailStrategy::RoundUp);
         order_value_loops(four, {qi}, qo);
         four.unroll(qi);

@@ -9,6 +9,7 @@
 //               mask(s, causal | key_padding(m) | boolean_mask(m) | predicate(fn) | sliding_window(n))
 //               modify(s, fn | alibi<H>() | soft_cap(c))  softmax<"label">(s)  weighted_sum(p, v)
 //               layer_norm(x, gamma, beta[, eps])  add(a, b)  positional_encoding(x)  rope(heads[, base])
+//               dequantize(codes, scale, zero): a quantized cache (quantized_codes<"k", E>()  token_values<...>())
 //   reads       in a predicate or modifier, any input at indices: doc_ids(b, q_idx), bias(h, i)
 //               (sequence_values<"ids", Seq>()  batch_values<"n">()  weight<...>() are what they read)
 //   composites  attention(q, k, v, masks...)  multi_head_attention<Hq, Hkv>(xq, xkv, wq, wk, wv, wo, masks...)
@@ -22,6 +23,7 @@
 #include <attnforge/dsl/graph.hpp>
 #include <attnforge/dsl/kv_source.hpp>
 #include <attnforge/dsl/nodes/add.hpp>
+#include <attnforge/dsl/nodes/dequantize.hpp>
 #include <attnforge/dsl/nodes/heads.hpp>
 #include <attnforge/dsl/nodes/input.hpp>
 #include <attnforge/dsl/nodes/layer_norm.hpp>

@@ -8,13 +8,13 @@
 // strategy: lower/materialized.hpp, lower/streaming.hpp) with no state left on the context in between.
 #pragma once
 
-#include <attnforge/codegen/lower/node.hpp>
-
 #include <attnforge/codegen/lower/add.hpp>
 #include <attnforge/codegen/lower/attention.hpp>
+#include <attnforge/codegen/lower/dequantize.hpp>
 #include <attnforge/codegen/lower/heads.hpp>
 #include <attnforge/codegen/lower/input.hpp>
 #include <attnforge/codegen/lower/layer_norm.hpp>
 #include <attnforge/codegen/lower/linear.hpp>
+#include <attnforge/codegen/lower/node.hpp>
 #include <attnforge/codegen/lower/positional_encoding.hpp>
 #include <attnforge/codegen/lower/rope.hpp>

@@ -56,6 +56,11 @@ struct KeyValueSource {
     Halide::Parameter row_buffer;       // the buffer those rows are, for a prefetch (undefined: none)
     // The keys below valid_keys(b) of batch entry b hold keys (a cache); empty: all Lk.
     std::function<Halide::Expr(const Halide::Expr& b)> valid_keys;
+    // Rows stored with a factor of their own (a quantized cache's scale per token): element = unscaled · row_scale.
+    // The decode products reduce unscaled along E and multiply once per row (a key's score, a value row's weight)
+    // instead of once per element; every other product reads element. Empty: none.
+    Read unscaled;
+    std::function<Halide::Expr(const Halide::Expr& key, const Halide::Expr& h, const Halide::Expr& b)> row_scale;
 };
 
 // Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch
@@ -214,6 +219,9 @@ struct DecodeCore : CoreCommon {
     // The query rows a task computes for its KV head (the second dimension of the tile's Funcs and of state): Lq, or
     // where the group is run-time Lq · (H / Hkv), row r being query r % Lq of the task's head r / Lq.
     Halide::Expr rows;
+    // V is converted where P·V reads it (codes of a quantized cache): each converted vector takes a register beside
+    // the accumulators, where float32 V is an operand of its FMA straight from memory.
+    bool converted_values = false;
 };
 
 // One type per strategy: a schedule visits the one it gets.

@@ -198,6 +198,23 @@ struct read_index_count {
                   "input, its rank and the number of indices given are in the instantiation line above)");
 };
 
+template <fixed_string Node, bool SameSequence, bool SameHeads>
+struct quantization_values_match_codes {
+    static constexpr bool ok = SameSequence && SameHeads;
+    static_assert(ok,
+                  "attnforge: dequantize: the scales and zero points must be per token of the codes' own sequence and "
+                  "heads, (B, H, L) beside codes (B, H, L, E) (node in the instantiation line above)");
+};
+
+template <fixed_string Node, bool ScaleRole, bool ZeroRole>
+struct quantization_roles {
+    static constexpr bool ok = ScaleRole && ZeroRole;
+    static_assert(ok,
+                  "attnforge: dequantize(codes, scale, zero): the second operand must be token scales and the third "
+                  "token zero points (token_values<..., quantization_role::scale / zero>; node in the instantiation "
+                  "line above)");
+};
+
 // expect<Node, "activation", is_activation>(kind): checks one operand's kind, naming what was given.
 template <fixed_string Node, fixed_string Expected, template <class> class Is, class Kind>
 constexpr bool expect() {

@@ -13,9 +13,12 @@
 //   read by mask predicates and score modifiers (ex::read), float32 or, for index inputs (document ids,
 //   prefix lengths), int32 (Integer)
 //   cache_lengths (B) int32: the valid length of sequence Seq's cache per batch entry, in [0, L[Seq]]
+//   codes        (B, H, L, E) uint8 or int8: a quantized cache's stored values, read through dequantize()
+//   token_values (B, H, L) float32: one number per (b, h, token), a quantized cache's scales or zero points
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
+#include <attnforge/element_types.hpp>
 
 #include <type_traits>
 
@@ -200,6 +203,40 @@ struct cache_lengths_kind {
     static constexpr auto label = cat("cache_lengths(L[", Seq, "])");
 };
 
+// The codes of a quantized cache of sequence Seq (docs/contract.md §1, caches): (B, H, L, E) in element type Code
+// (uint8, int8). Not heads: an attention reads them only as dequantize(codes, scale, zero) (nodes/dequantize.hpp).
+template <fixed_string Seq, int H, int E, element_type Code>
+struct codes_kind {
+    static constexpr auto seq = Seq;
+    static constexpr int heads = H;
+    static constexpr int head_width = E;
+    static constexpr bool batched = true;
+    static constexpr element_type code = Code;
+    static constexpr auto label = cat("codes(H=", size_label<H, runtime_kv_heads, "Hkv">(), ", L[", Seq,
+                                      "], E=", size_label<E, runtime_head_width, "E">(), ")");
+};
+
+// What one number per token of a quantized cache is: the factor of its codes, or the code that stands for 0.
+enum class quantization_role { scale, zero };
+
+// (B, H, L) float32: one number per (b, h, token) of sequence Seq, the scales or zero points of a quantized cache
+// (OpenVINO's by-token layout). Float32 in every kernel, whatever the storage type of its float tensors: the
+// dequantized values are defined by them exactly.
+template <fixed_string Seq, int H, quantization_role Role>
+struct token_values_kind {
+    static constexpr auto seq = Seq;
+    static constexpr int heads = H;
+    static constexpr bool batched = true;
+    static constexpr quantization_role role = Role;
+    static constexpr auto label = [] {
+        constexpr auto dims = cat("(H=", size_label<H, runtime_kv_heads, "Hkv">(), ", L[", Seq, "])");
+        if constexpr (Role == quantization_role::scale)
+            return cat("token_scales", dims);
+        else
+            return cat("token_zeros", dims);
+    }();
+};
+
 // Kind tests, SFINAE-friendly (they never hard-error).
 template <class K>
 struct is_activation : std::false_type {};
@@ -261,6 +298,15 @@ template <fixed_string S>
 struct is_cache_lengths<cache_lengths_kind<S>> : std::true_type {};
 
 template <class K>
+struct is_codes : std::false_type {};
+template <fixed_string S, int H, int E, element_type C>
+struct is_codes<codes_kind<S, H, E, C>> : std::true_type {};
+template <class K>
+struct is_token_values : std::false_type {};
+template <fixed_string S, int H, quantization_role R>
+struct is_token_values<token_values_kind<S, H, R>> : std::true_type {};
+
+template <class K>
 inline constexpr bool is_activation_v = is_activation<K>::value;
 template <class K>
 inline constexpr bool is_heads_v = is_heads<K>::value;
@@ -277,8 +323,10 @@ constexpr int kind_rank() {
     int own = 0;
     if constexpr (is_activation_v<K>)
         own = 2;
-    else if constexpr (is_heads_v<K> || is_scores_v<K> || is_broadcast_mask<K>::value)
+    else if constexpr (is_heads_v<K> || is_scores_v<K> || is_broadcast_mask<K>::value || is_codes<K>::value)
         own = 3;
+    else if constexpr (is_token_values<K>::value)
+        own = 2;
     else if constexpr (is_weight_v<K>)
         own = 2;
     else if constexpr (is_weight_vector_v<K>)

@@ -4,11 +4,12 @@
 // the decode product, P·V and the prefetch read, and the interpreter takes the valid rows from it.
 //
 //   dense_rows<Node>         the rows as the node computes them: an input read in place, or a computed
-//                            tensor (a projection, RoPE). Every K and V node is read so today (rows_of).
+//                            tensor (a projection, RoPE): every K and V node but those below (rows_of).
+//   quantized_rows<...>      a quantized cache's codes with their scales (nodes/dequantize.hpp, its rows_of).
 //   every_row                no cache: all Lk rows hold keys.
 //   a lengths input          a cache (kv_cache): the first lengths[b] rows of batch entry b hold keys.
 //
-// A new way of storing rows (codes with scales, a pool of pages with a block table) is the node a user writes
+// A new way of storing rows (codes with scales, a pool of pages with a block table) is the node one writes
 // for it (its meaning, which the interpreter evaluates), beside it a rows type and a rows_of overload for the
 // node (found by argument-dependent lookup: this file need not change), and its lowering (Lower::rows):
 // docs/design.md, "Where K and V come from".

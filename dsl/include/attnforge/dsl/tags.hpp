@@ -22,6 +22,7 @@ struct layer_norm_tag {};
 struct add_tag {};
 struct positional_encoding_tag {};
 struct rope_tag {};
+struct dequantize_tag {};
 struct error_tag {};  // what a factory returns after a failed shape rule (diagnostics.hpp)
 
 // Where an attention reads K and V from (kv_source.hpp)

@@ -14,6 +14,7 @@
 #include <attnforge/dsl/variants/mqa.hpp>
 #include <attnforge/dsl/variants/positional_self_attention_layer.hpp>
 #include <attnforge/dsl/variants/prefix_lm.hpp>
+#include <attnforge/dsl/variants/quantized_decode.hpp>
 #include <attnforge/dsl/variants/relative_position_bias.hpp>
 #include <attnforge/dsl/variants/rope.hpp>
 #include <attnforge/dsl/variants/sdpa.hpp>
@@ -40,7 +41,8 @@ inline constexpr auto builtin_variants = hana::make_tuple(
     variants::document_attention, variants::relative_position_attention, variants::rope_attention,
     variants::decoder_layer, variants::decode_sliding_window, variants::decode_rope, variants::sdpa_masked,
     variants::sdpa_additive, variants::sdpa_causal_masked, variants::decode_masked, variants::decode_softcap,
-    variants::softcap_sliding_window_attention, variants::softcap_masked, variants::decode_softcap_masked);
+    variants::softcap_sliding_window_attention, variants::softcap_masked, variants::decode_softcap_masked,
+    variants::decode_u8);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>

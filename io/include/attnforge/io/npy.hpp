@@ -42,5 +42,7 @@ interp::Tensor to_tensor(const NpyArray& array);
 // it, so a failure never leaves a partial file at `path`.
 void write_npy(const std::string& path, const interp::Tensor& tensor);
 void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const float> values);
+// Writes uint8 values as |u1 (version 1.0): a quantized cache's codes (attnforge quantize), the same way.
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const std::uint8_t> codes);
 
 }  // namespace attnforge::io

@@ -25,6 +25,9 @@ const dsl::tensor_spec* result_spec_of(std::string_view variant, std::string_vie
                                        std::string_view dtype = "float32");
 // Its attention weights (B, Hq, Lq, Lk), or null when it has no kernel for them.
 const dsl::tensor_spec* attention_weights_of(std::string_view variant);
+// The sequences its attention runs over (queries, keys), whether or not it has kernels for its weights: what Lq and
+// Lk of a call are ("" where it has no softmax labelled "attention").
+dsl::attention_sequences_t attention_sequences_of(std::string_view variant);
 // The dense flop count of one call at these sizes (dsl::flop_count of its graph).
 double flops_of(std::string_view variant, const dsl::FlopSizes& sizes);
 

@@ -1,5 +1,6 @@
 // runtime::Tensor: a host tensor in the kernels' element types (float32; bf16 or fp16 where a kernel
-// stores its tensors in them; uint8 for boolean masks; int32 for index inputs: document ids, cache lengths).
+// stores its tensors in them; uint8 for boolean masks; int32 for index inputs: document ids, cache lengths; uint8 or
+// int8 for a quantized cache's codes).
 #pragma once
 
 #include <attnforge/dsl/passes/bind_shapes.hpp>
@@ -23,6 +24,8 @@ struct Tensor {
     static Tensor float32(std::vector<std::int64_t> shape, std::vector<float> values = {});
     static Tensor boolean(std::vector<std::int64_t> shape, std::vector<std::uint8_t> values = {});
     static Tensor int32(std::vector<std::int64_t> shape, std::vector<std::int32_t> values = {});
+    // A uint8 or int8 tensor of zeros: a quantized cache's codes.
+    static Tensor codes(std::vector<std::int64_t> shape, dsl::element_type dtype = dsl::element_type::uint8);
     // A bfloat16 or float16 tensor of zeros.
     static Tensor storage16(dsl::element_type dtype, std::vector<std::int64_t> shape);
 

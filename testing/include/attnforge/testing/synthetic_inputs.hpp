@@ -5,7 +5,8 @@
 // (B, L) in runs of packed documents, per batch entry lengths (B) in [0, L], and cache lengths in
 // [0, Lmax]: the first entry's cache full, the second's empty, the rest random (full_caches: all full,
 // as a benchmark's decode step over a filled cache); a run-time scalar a quarter of the longest length (int32)
-// or a number near 1.
+// or a number near 1; a quantized cache's codes any byte, with scales and zero points that give values in about
+// [-scale, scale].
 #pragma once
 
 #include <attnforge/runtime/tensor.hpp>
@@ -115,6 +116,26 @@ inline TensorMap synthetic_inputs(const dsl::graph_signature& sig, const Synthet
                     for (std::int64_t j = 0; j < last; ++j) t.u8[static_cast<std::size_t>(last + j)] = 0;
                 if (shape.size() == 4) cut_key_tail(shape, [&](std::size_t i) { t.u8[i] = 0; });
             }
+            out.emplace(spec.name, std::move(t));
+            continue;
+        }
+        if (spec.dtype == dsl::element_type::uint8 || spec.dtype == dsl::element_type::int8) {
+            // A quantized cache's codes: any byte (their scales and zero points, below, give them values in about
+            // ±activation_scale).
+            Tensor t = Tensor::codes(shape, spec.dtype);
+            std::uniform_int_distribution<int> byte(0, 255);
+            for (auto& v : t.u8) v = static_cast<std::uint8_t>(byte(gen));
+            out.emplace(spec.name, std::move(t));
+            continue;
+        }
+        if (spec.quantization) {
+            // Scales of about 2·activation_scale/255 (a token's range over 255 codes), zero points about the middle
+            // code, not whole numbers (as OpenVINO's −min/scale).
+            Tensor t = Tensor::float32(shape);
+            const bool scale = *spec.quantization == dsl::quantization_role::scale;
+            for (auto& v : t.f32)
+                v = scale ? static_cast<float>((1.0 + 0.5 * unit(gen)) * 2.0 * o.activation_scale / 255.0)
+                          : static_cast<float>(127.5 + 20.0 * unit(gen));
             out.emplace(spec.name, std::move(t));
             continue;
         }

@@ -120,7 +120,11 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         const int E = ctx.head_width_of(V::kind::head_width);
         Halide::Var e("e"), q("q"), h("h"), b("b");
         Halide::Func values(weighted_name + "_values");  // (e, k, h, b)
-        values(e, q, h, b) = v.element(detail::value_column(e, E), q, h, b);
+        // The decode core weighs V rows that have a factor of their own (a quantized cache's scale) by it once per
+        // row: it reads them unscaled.
+        const auto* decode = std::get_if<DecodePlan>(&ctx.plan);
+        const bool scaled_weights = decode && v.row_scale;
+        values(e, q, h, b) = (scaled_weights ? v.unscaled : v.element)(detail::value_column(e, E), q, h, b);
         Halide::Func output;
         // P·V over pairs of keys reads V's bf16 form (bf16_products: a bf16 kernel): as stored where it is the
         // kernel's own input, with no conversion to float32 and back; rounded where it is a projection.
@@ -129,8 +133,9 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             stored_values = Halide::Func(weighted_name + "_stored_values");
             stored_values(e, q, h, b) = v.stored(detail::value_column(e, E), q, h, b);
         }
-        if (const auto* decode = std::get_if<DecodePlan>(&ctx.plan)) {
-            DecodeCore core = detail::decode_attention(in, values, stored_values, E, group, *decode, weighted_name);
+        if (decode) {
+            DecodeCore core = detail::decode_attention(
+                in, values, stored_values, scaled_weights ? v.row_scale : nullptr, E, group, *decode, weighted_name);
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {

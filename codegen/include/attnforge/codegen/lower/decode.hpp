@@ -21,13 +21,17 @@
 
 namespace attnforge::codegen::detail {
 
-inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
-                                   int head_width, const HeadGroup& heads, const DecodePlan& plan,
-                                   const std::string& name) {
+// value_scale, where V's rows have a factor of their own (KeyValueSource::row_scale: `values` are then unscaled),
+// weighs each key's exp by its row's factor before P·V (one multiply a key, not one an element).
+inline DecodeCore decode_attention(
+    const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
+    const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_scale,
+    int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name) {
     using Halide::Expr;
     DecodeCore core;
     fill_common(core, in);
     core.values = values;
+    core.converted_values = static_cast<bool>(value_scale);
     core.head_width = head_width;
     // A task is a KV head hk's: a fixed group's heads g together (h = hk · group + g); a run-time group's heads as
     // query rows q (query q % Lq of head hk · group + q / Lq, g of extent 1), so that the schedule takes several of
@@ -57,8 +61,11 @@ inline DecodeCore decode_attention(const CoreInputs& in, const Halide::Func& val
     const QueryPositions& pos = core.positions;
     const Expr valid = pos.cached() ? Halide::min(Lk, pos.lengths(b)) : Lk;
     const Expr tile_keys = Halide::clamp(valid - kb * Kt, 0, Kt);
-    const KeyBlock block =
-        key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key, tile_keys);
+    std::function<Expr(const Expr&)> weight_of_key;
+    if (value_scale)
+        weight_of_key = [&](const Expr& rk) { return value_scale(Halide::min(kb * Kt + rk, Lk - 1), kv_head, b); };
+    const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key,
+                                     tile_keys, weight_of_key);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);

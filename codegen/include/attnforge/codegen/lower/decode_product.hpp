@@ -28,6 +28,17 @@ struct DecodeOperands {
     HeadGroup heads;  // heads.fixed: the group laid along the lanes (heads_in_lanes_product)
     Halide::Expr scale;
     std::string name;
+
+    // K's element as the product reduces it: without its row's own factor where it has one (KeyValueSource::
+    // row_scale), which key_scale then applies once per key.
+    Halide::Expr key_element(const Halide::Expr& e, const Halide::Expr& kv_head, const Halide::Expr& b) const {
+        return k.row_scale ? k.unscaled(e, key, kv_head, b) : k.element(e, key, kv_head, b);
+    }
+    // The score's factor for key kv of KV head kv_head: the scale, times the key row's own factor if it has one.
+    Halide::Expr key_scale(const Halide::Expr& kv, const Halide::Expr& kv_head, const Halide::Expr& b) const {
+        if (!k.row_scale) return scale;
+        return k.row_scale(Halide::clamp(kv, 0, k.extents[1] - 1), kv_head, b) * scale;
+    }
 };
 
 // A group of query heads sharing a KV head (GQA), with lanes = group · chunk, chunk ≥ 2: the heads along
@@ -60,7 +71,7 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
         queries(x, g, idx, qi, hk, b) = in.q.func(idx * chunk + x, in.query, hk * group + g, b);
         Halide::RDom r(0, E / columns_per_step, "r");
         const Halide::Expr index = r * step_accumulators + c;
-        per_lane(x, g, c, kv, qi, hk, b) += queries(x, g, index, qi, hk, b) * in.k.element(index * chunk + x, in.key, hk, b);
+        per_lane(x, g, c, kv, qi, hk, b) += queries(x, g, index, qi, hk, b) * in.key_element(index * chunk + x, hk, b);
     }
     // A key's four accumulators added (vectors of the (x, g) lanes), then four keys' chunk lanes summed into
     // one vector of (key, head) lanes: per four keys a few shuffles and adds, where a sum written per key and
@@ -74,7 +85,7 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
     fold(kk, g, ko, qi, hk, b) = combine_lanes(
         lane_sum(), [&](int j) { return accumulated(j, g, ko * keys + kk, qi, hk, b); }, chunk);
     sum(kv, qi, h, b) = fold(kv % keys, h % group, kv / keys, qi, h / group, b);
-    f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
+    f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, h / group, b);
     ScoreProduct product{f, sum, Halide::Func(), queries, {}};
     DecodeProduct& d = product.decode;
     d.per_lane = per_lane;
@@ -123,8 +134,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     } else {
         Halide::RDom eo(0, E / lanes, "eo");
         const Halide::Expr column = eo * lanes + u;
-        per_lane(u, kv, qi, h, b) +=
-            in.q.func(column, query, query_head, b) * in.k.element(column, in.key, key_head, b);
+        per_lane(u, kv, qi, h, b) += in.q.func(column, query, query_head, b) * in.key_element(column, key_head, b);
     }
     // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
     // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
@@ -140,9 +150,10 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     sum(kv, qi, h, b) = combine_lanes(
         lane_sum(), [&](int m) { return fold(m, kv, qi, h, b); }, keys);
     if (rows_of_group)
-        f(kv, qi, h, b) = sum(kv, in.heads.row_of(h, qi, Lq), in.heads.kv_head(h), b) * in.scale;
+        f(kv, qi, h, b) =
+            sum(kv, in.heads.row_of(h, qi, Lq), in.heads.kv_head(h), b) * in.key_scale(kv, in.heads.kv_head(h), b);
     else
-        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.scale;
+        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, in.heads.kv_head(h), b);
     ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
     product.decode.per_lane = per_lane;
     product.decode.lane_fold = fold;

@@ -1,8 +1,8 @@
 // A K or V source (dsl/kv_source.hpp), lowered into the one accessor the attention core reads it by: the
 // score product (lower/score.hpp), the decode product (lower/decode_product.hpp), P·V (lower/attention.hpp)
 // and the decode schedule's prefetch read keys and values through a KeyValueSource only, never through the
-// K or V node. A new rows type (codes with scales, pages with a block table) is a Lower::rows overload that
-// fills the same fields: the products and schedules then take it as they are.
+// K or V node. A new rows type (pages with a block table; codes with scales: lower/dequantize.hpp) is a
+// Lower::rows overload that fills the same fields: the products and schedules then take it as they are.
 #pragma once
 
 #include <attnforge/codegen/lower/node.hpp>

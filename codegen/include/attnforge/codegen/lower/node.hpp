@@ -40,6 +40,8 @@ struct Lower {
     static Lowered impl(const dsl::positional_encoding_node<X>&, LoweringContext&);
     template <class X, class P>
     static Lowered impl(const dsl::rope_node<X, P>&, LoweringContext&);
+    template <class C, class S, class Z>
+    static Lowered impl(const dsl::dequantize_node<C, S, Z>&, LoweringContext&);
     // Raw scores outside a softmax: a graph whose result is scores. Attention kernels compute outputs
     // or attention weights; this is refused when generating, with the node named.
     template <class Node>
@@ -51,6 +53,8 @@ struct Lower {
     static KeyValueSource source(const dsl::kv_source<Rows, Valid>&, LoweringContext&);
     template <class Node>
     static KeyValueSource rows(const dsl::dense_rows<Node>&, LoweringContext&);
+    template <class C, class S, class Z>
+    static KeyValueSource rows(const dsl::quantized_rows<C, S, Z>&, LoweringContext&);
 
     // The attention pattern, whole (lower/attention.hpp).
     template <class Score, class Layers, class Values, dsl::fixed_string Label>

@@ -35,7 +35,8 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 // block's max and sum (row...) reduced lane by lane, its exps (kk, row...) and exps · V (e, row...),
 // where value(rk) is V at column e for the block's key rk; no value: no exps · V (the caller forms it
 // over bf16 pairs of keys). row[0] is the query index. `limit` (optional): the block's keys at and past it
-// are neither reduced nor weighted, so nothing computes or reads them (row_reduction.hpp).
+// are neither reduced nor weighted, so nothing computes or reads them (row_reduction.hpp). `value_factor`
+// (optional): a factor per key rk its exp is weighed by before V (a quantized V row's scale, value(rk) unscaled).
 struct KeyBlock {
     Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
 };
@@ -43,7 +44,8 @@ struct KeyBlock {
 inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, const std::vector<Halide::Var>& row,
                           int key_tile, int lanes, const Halide::Var& e,
                           const std::function<Halide::Expr(const Halide::Expr&)>& value,
-                          const Halide::Expr& limit = Halide::Expr()) {
+                          const Halide::Expr& limit = Halide::Expr(),
+                          const std::function<Halide::Expr(const Halide::Expr&)>& value_factor = {}) {
     const Halide::Expr inf = minus_infinity();
     const Halide::Var kk = scores.args().at(0);
     auto with = [&](const Halide::Expr& first) { return with_first(first, row); };
@@ -60,7 +62,8 @@ inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, c
     if (limit.defined()) rk.where(rk < limit);
     k.weighted = Halide::Func(name + "_block_weighted");
     k.weighted(with(e)) = 0.0f;
-    k.weighted(with(e)) += k.exps(with(rk.x)) * value(rk.x);
+    const Halide::Expr weight = value_factor ? k.exps(with(rk.x)) * value_factor(rk.x) : k.exps(with(rk.x));
+    k.weighted(with(e)) += weight * value(rk.x);
     return k;
 }
 

@@ -53,6 +53,22 @@ constexpr auto heads_input() {
     return input_node<Name, heads_kind<Seq, H, E, true>>{};
 }
 
+// The codes of a quantized KV cache (B, H, L, E), uint8 or int8 (Code), H and E as heads_input's: read by
+// dequantize(codes, scale, zero) (nodes/dequantize.hpp), never as heads themselves.
+template <fixed_string Name, int E, fixed_string Seq = Name, int H = runtime_heads,
+          element_type Code = element_type::uint8>
+constexpr auto quantized_codes() {
+    static_assert(Code == element_type::uint8 || Code == element_type::int8,
+                  "attnforge: a quantized cache's codes are uint8 or int8");
+    return input_node<Name, codes_kind<Seq, H, E, Code>>{};
+}
+
+// (B, H, L) float32: a quantized cache's scale per (b, h, token) (Role scale) or its zero point (Role zero).
+template <fixed_string Name, fixed_string Seq, int H = runtime_heads, quantization_role Role = quantization_role::scale>
+constexpr auto token_values() {
+    return input_node<Name, token_values_kind<Seq, H, Role>>{};
+}
+
 // A projection weight (D_in, D_out); projections multiply on the right: X · W.
 template <fixed_string Name, int In, int Out>
 constexpr auto weight() {

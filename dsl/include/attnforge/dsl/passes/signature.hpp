@@ -2,13 +2,14 @@
 // for error messages that name the input and both shapes, and for `attnforge list`.
 #pragma once
 
-#include <attnforge/element_types.hpp>
 #include <attnforge/dsl/graph.hpp>
 #include <attnforge/dsl/passes/collect_inputs.hpp>
 #include <attnforge/dsl/passes/find_softmax.hpp>
+#include <attnforge/element_types.hpp>
 
 #include <boost/hana/for_each.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,12 +58,15 @@ struct tensor_spec {
     default_rule when_missing = default_rule::required;
     int default_scale_width = -1;
     double default_value = 0;
+    // A quantized cache's scales or zero points (token_values): what the input is to its codes.
+    std::optional<quantization_role> quantization = std::nullopt;
 
     bool optional() const { return when_missing != default_rule::required; }
-    // A parameter (a number: a scale, a window, a cap; one per head: ALiBi's slopes) rather than a stored tensor: in
-    // its own type (float32, int32) in every kernel, 16-bit ones included, so that it is exact.
+    // A parameter (a number: a scale, a window, a cap; one per head: ALiBi's slopes; a quantized cache's scales and
+    // zero points, which define its values) rather than a stored tensor: in its own type (float32, int32) in every
+    // kernel, 16-bit ones included, so that it is exact.
     bool is_parameter() const {
-        return dims.empty() || (dims.size() == 1 && dims.front().role == dim_spec::axis::heads);
+        return quantization || dims.empty() || (dims.size() == 1 && dims.front().role == dim_spec::axis::heads);
     }
     bool is_scale() const { return when_missing == default_rule::inverse_sqrt_head_width; }
 
@@ -89,10 +93,12 @@ std::vector<dim_spec> dims_of_kind() {
     }
     if constexpr (is_activation_v<Kind>) {
         d.insert(d.end(), {seq(Kind::seq.view()), fixed(Kind::width)});
-    } else if constexpr (is_heads_v<Kind>) {
+    } else if constexpr (is_heads_v<Kind> || is_codes<Kind>::value) {
         const dim_spec width =
             Kind::head_width == runtime_head_width ? dim_spec{R::head_width, {}, 0} : fixed(Kind::head_width);
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), width});
+    } else if constexpr (is_token_values<Kind>::value) {
+        d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view())});
     } else if constexpr (is_scores_v<Kind>) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
     } else if constexpr (is_broadcast_mask<Kind>::value) {
@@ -125,6 +131,8 @@ constexpr element_type dtype_of_kind() {
         return element_type::boolean;
     else if constexpr (is_broadcast_mask<Kind>::value)
         return Kind::additive ? element_type::float32 : element_type::boolean;
+    else if constexpr (is_codes<Kind>::value)
+        return Kind::code;
     else if constexpr (requires { Kind::integer; })
         return Kind::integer ? element_type::int32 : element_type::float32;
     else
@@ -137,6 +145,7 @@ void set_default_of_kind(tensor_spec& spec) {
     if constexpr (requires { Kind::when_missing; }) spec.when_missing = Kind::when_missing;
     if constexpr (is_scale<Kind>::value) spec.default_scale_width = Kind::width;
     if constexpr (requires { Kind::default_value; }) spec.default_value = Kind::default_value;
+    if constexpr (is_token_values<Kind>::value) spec.quantization = Kind::role;
 }
 
 template <class Kind>

@@ -314,6 +314,16 @@ Tensor evaluate(const dsl::rope_node<X, P>& n, Context& ctx) {
     return ops::rope(x, n.base, offsets);
 }
 
+// A quantized cache's values, (u − zero) · scale per (b, h, token): element-wise, in float64.
+template <class C, class S, class Z>
+Tensor evaluate(const dsl::dequantize_node<C, S, Z>& n, Context& ctx) {
+    Tensor x = evaluate(n.codes, ctx);
+    const Tensor scale = evaluate(n.scale, ctx), zero = evaluate(n.zero, ctx);
+    const std::size_t E = static_cast<std::size_t>(x.shape.back());
+    for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = (x.data[i] - zero.data[i / E]) * scale.data[i / E];
+    return x;
+}
+
 // The output of an unbatched graph loses its batch axis of 1.
 inline void drop_batch_axis(Tensor& t) {
     t.shape.erase(t.shape.begin());

@@ -1,0 +1,177 @@
+// Writing tokens into a uint8 cache quantized by token (runtime/quantized_cache.hpp): the rule (codes within half a
+// step of the values, the extremes exact, constant rows exact), the slots written and no others, and bad input
+// refused before anything is written; then a decode_u8 kernel over the cache it wrote equals decode over the values
+// that cache stands for.
+#define BOOST_TEST_MODULE quantized_cache
+#include <attnforge/errors.hpp>
+#include <attnforge/runtime/engine.hpp>
+#include <attnforge/runtime/quantized_cache.hpp>
+#include <attnforge/runtime/run.hpp>
+#include <attnforge/testing/synthetic_inputs.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+namespace runtime = attnforge::runtime;
+using attnforge::dsl::element_type;
+
+namespace {
+
+// A cache of B entries, H heads, Lmax slots of E values: its codes, scales and zero points, every byte 7 and every
+// number −1 to begin with, so that a slot written and one left alone tell apart.
+struct Cache {
+    std::int64_t B, H, Lmax, E;
+    runtime::Tensor codes, scale, zero;
+    Cache(std::int64_t b, std::int64_t h, std::int64_t lmax, std::int64_t e)
+        : B(b),
+          H(h),
+          Lmax(lmax),
+          E(e),
+          codes(runtime::Tensor::codes({b, h, lmax, e})),
+          scale(runtime::Tensor::float32({b, h, lmax})),
+          zero(runtime::Tensor::float32({b, h, lmax})) {
+        std::fill(codes.u8.begin(), codes.u8.end(), 7);
+        std::fill(scale.f32.begin(), scale.f32.end(), -1.0f);
+        std::fill(zero.f32.begin(), zero.f32.end(), -1.0f);
+    }
+    void write(const runtime::Tensor& values, const runtime::Tensor& lengths) {
+        runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
+                                     runtime::output_view_of(codes), runtime::output_view_of(scale),
+                                     runtime::output_view_of(zero));
+    }
+    // The value slot l of (b, h) stands for, element e.
+    double value(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        const std::size_t row = static_cast<std::size_t>((b * H + h) * Lmax + l);
+        return (codes.u8[row * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)] - double(zero.f32[row])) *
+               scale.f32[row];
+    }
+};
+
+runtime::Tensor random_values(std::vector<std::int64_t> shape, unsigned seed, float spread = 3.0f) {
+    runtime::Tensor t = runtime::Tensor::float32(std::move(shape));
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> normal(0.5f, spread);
+    for (float& v : t.f32) v = normal(gen);
+    return t;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const attnforge::input_error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(codes_are_within_half_a_step_and_land_at_the_cache_lengths) {
+    Cache cache(2, 3, 10, 64);
+    const runtime::Tensor x = random_values({2, 3, 4, 64}, 1);
+    cache.write(x, runtime::Tensor::int32({2}, {0, 6}));
+    for (std::int64_t b = 0; b < 2; ++b)
+        for (std::int64_t h = 0; h < 3; ++h)
+            for (std::int64_t l = 0; l < 10; ++l) {
+                const std::int64_t first = b == 0 ? 0 : 6, n = l - first;
+                const std::size_t row = static_cast<std::size_t>((b * 3 + h) * 10 + l);
+                if (n < 0 || n >= 4) {  // not a new token's slot: untouched
+                    BOOST_TEST(cache.scale.f32[row] == -1.0f);
+                    BOOST_TEST(cache.codes.u8[row * 64] == 7);
+                    continue;
+                }
+                float lo = 1e30f, hi = -1e30f;
+                for (std::int64_t e = 0; e < 64; ++e) {
+                    const float v = x.f32[static_cast<std::size_t>(((b * 3 + h) * 4 + n) * 64 + e)];
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
+                BOOST_TEST(cache.scale.f32[row] == (hi - lo) / 255.0f, boost::test_tools::tolerance(1e-6f));
+                for (std::int64_t e = 0; e < 64; ++e) {
+                    const double v = x.f32[static_cast<std::size_t>(((b * 3 + h) * 4 + n) * 64 + e)];
+                    const double error = std::abs(cache.value(b, h, l, e) - v);
+                    BOOST_TEST(error <= 0.5 * cache.scale.f32[row] + 1e-5 * (std::abs(v) + 1));
+                    if (v == lo || v == hi) BOOST_TEST(error <= 1e-5 * (std::abs(v) + 1));  // the extremes: exact
+                }
+            }
+}
+
+BOOST_AUTO_TEST_CASE(a_constant_row_is_exact) {
+    Cache cache(1, 1, 2, 16);
+    runtime::Tensor x = runtime::Tensor::float32({1, 1, 2, 16});
+    std::fill(x.f32.begin(), x.f32.begin() + 16, -2.75f);
+    std::fill(x.f32.begin() + 16, x.f32.end(), 0.0f);
+    cache.write(x, runtime::Tensor::int32({1}, {0}));
+    for (std::int64_t l = 0; l < 2; ++l)
+        for (std::int64_t e = 0; e < 16; ++e) BOOST_TEST(cache.value(0, 0, l, e) == (l == 0 ? -2.75 : 0.0));
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_is_written) {
+    Cache cache(2, 2, 4, 8);
+    const runtime::Tensor x = random_values({2, 2, 1, 8}, 2);
+    const runtime::Tensor lengths = runtime::Tensor::int32({2}, {0, 3});
+    // The second entry's slot 4 is past Lmax = 4: nothing written, the first entry's slot 0 included.
+    const std::string past = error_of([&] { cache.write(random_values({2, 2, 2, 8}, 3), lengths); });
+    BOOST_TEST(past.find("entry 1: slots 3..4") != std::string::npos, past);
+    BOOST_TEST(past.find("Lmax = 4") != std::string::npos, past);
+    BOOST_TEST(cache.scale.f32[0] == -1.0f);
+    runtime::Tensor nan = x;
+    nan.f32[5] = std::numeric_limits<float>::quiet_NaN();
+    BOOST_TEST(error_of([&] { cache.write(nan, lengths); }).find("values must be finite; element 5") !=
+               std::string::npos);
+    BOOST_TEST(error_of([&] {
+                   cache.write(random_values({2, 2, 1, 4}, 4), lengths);
+               }).find("codes must be (B, Hkv, Lmax, E) = (2, 2, Lmax, 4)") != std::string::npos);
+    BOOST_TEST(error_of([&] {
+                   cache.write(x, runtime::Tensor::int32({3}, {0, 0, 0}));
+               }).find("kv_length must be (B) = (2); given (3)") != std::string::npos);
+    runtime::Tensor float_codes = runtime::Tensor::float32({2, 2, 4, 8});
+    const std::string wrong_type = error_of([&] {
+        runtime::quantize_into_cache(runtime::view_of(x), runtime::view_of(lengths),
+                                     runtime::output_view_of(float_codes), runtime::output_view_of(cache.scale),
+                                     runtime::output_view_of(cache.zero));
+    });
+    BOOST_TEST(wrong_type.find("codes must be uint8; given float32") != std::string::npos, wrong_type);
+    for (float s : cache.scale.f32) BOOST_TEST(s == -1.0f);
+}
+
+// decode_u8 over a cache written token by token (a prompt, then one token at a time) gives decode's output on the
+// values the cache stands for: the kernels read the codes as the rule defines them.
+BOOST_AUTO_TEST_CASE(decode_u8_reads_what_was_written) {
+    const std::int64_t B = 2, H = 8, Hkv = 2, E = 64, Lmax = 40;
+    Cache k(B, Hkv, Lmax, E), v(B, Hkv, Lmax, E);
+    runtime::Tensor lengths = runtime::Tensor::int32({B}, {0, 0});
+    for (std::int64_t step = 0; step < 6; ++step) {
+        const std::int64_t n = step == 0 ? 30 : 1;
+        k.write(random_values({B, Hkv, n, E}, 10 + unsigned(step)), lengths);
+        v.write(random_values({B, Hkv, n, E}, 20 + unsigned(step)), lengths);
+        for (auto& l : lengths.i32) l += static_cast<std::int32_t>(n);
+    }
+    const runtime::Tensor q = random_values({B, H, 1, E}, 30, 1.0f);
+    runtime::Tensor dense_k = runtime::Tensor::float32({B, Hkv, Lmax, E}), dense_v = dense_k;
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < Hkv; ++h)
+            for (std::int64_t l = 0; l < lengths.i32[0]; ++l)
+                for (std::int64_t e = 0; e < E; ++e) {
+                    const std::size_t i = static_cast<std::size_t>(((b * Hkv + h) * Lmax + l) * E + e);
+                    dense_k.f32[i] = static_cast<float>(k.value(b, h, l, e));
+                    dense_v.f32[i] = static_cast<float>(v.value(b, h, l, e));
+                }
+    const runtime::Tensor quantized = runtime::run("decode_u8", {{"q", q},
+                                                                 {"k", k.codes},
+                                                                 {"k_scale", k.scale},
+                                                                 {"k_zero", k.zero},
+                                                                 {"v", v.codes},
+                                                                 {"v_scale", v.scale},
+                                                                 {"v_zero", v.zero},
+                                                                 {"kv_length", lengths}});
+    const runtime::Tensor dense =
+        runtime::run("decode", {{"q", q}, {"k", dense_k}, {"v", dense_v}, {"kv_length", lengths}});
+    BOOST_REQUIRE(quantized.f32.size() == dense.f32.size());
+    for (std::size_t i = 0; i < dense.f32.size(); ++i)
+        BOOST_TEST(std::abs(quantized.f32[i] - dense.f32[i]) <= 1e-4f * (1.0f + std::abs(dense.f32[i])));
+}
