@@ -94,6 +94,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attnforge", required=True, help="the attnforge program of the build (its Python module beside)")
     ap.add_argument("--quick", action="store_true", help="B = 1, Lq = 1, one thread only")
+    ap.add_argument("--lk", default="4096,32768", help="cache lengths (default 4096,32768)")
+    ap.add_argument("--batch", default="1,8", help="batch sizes (default 1,8)")
+    ap.add_argument("--lq", default="1,4", help="query lengths (default 1,4)")
+    ap.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     ap.add_argument("--out", help="a folder for results.json")
     a = ap.parse_args()
     build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(a.attnforge))))
@@ -104,12 +108,15 @@ def main():
     except ImportError as e:
         openvino = None
         print(f"[quantized] OpenVINO left out: {e}", file=sys.stderr)
-    batches, queries, threads_list = ((1,), (1,), (1,)) if a.quick else ((1, 8), (1, 4), (1, 2))
+    numbers = lambda text: [int(n) for n in text.split(",")]  # noqa: E731
+    batches, queries, threads_list = (([1], [1], [1]) if a.quick else
+                                      (numbers(a.batch), numbers(a.lq), numbers(a.threads)))
     bandwidth = {t: read_bandwidth(a.attnforge, t) for t in threads_list}
     print("read bandwidth probe, GB/s: " + ", ".join(f"{t} thread(s) {g:.1f}" for t, g in bandwidth.items()))
     rows = []
     rng = np.random.default_rng(0)
-    for (label, (Hq, Hkv, E)), B, Lq, Lk in itertools.product(SHAPES.items(), batches, queries, (4096, 32768)):
+    for (label, (Hq, Hkv, E)), B, Lq, Lk in itertools.product(SHAPES.items(), batches, queries,
+                                                                       numbers(a.lk)):
         q = rng.standard_normal((B, Hq, Lq, E), dtype=np.float32)
         k, v = cache_values(rng, (B, Hkv, Lk, E)), cache_values(rng, (B, Hkv, Lk, E))
         kv_length = np.full(B, Lk, np.int32)
