@@ -41,7 +41,9 @@ RowQuantization quantize_row(const float* x, std::int64_t n, std::uint8_t* codes
     }
     // In double: a range near FLT_MAX does not overflow. A constant row: codes 0, and (0 − zero) · 1 = lo exactly.
     const double range = static_cast<double>(hi) - static_cast<double>(lo);
-    const float scale = range > 0.0 ? static_cast<float>(range / 255.0) : 1.0f;
+    // A range too small for a float32 step (below ~255 · 2⁻¹⁴⁹) is a constant row too: no step of 0.
+    const float step = static_cast<float>(range / 255.0);
+    const float scale = step > 0.0f ? step : 1.0f;
     for (std::int64_t e = 0; e < n; ++e) {
         // std::nearbyint in the default rounding mode: half to even.
         const double steps = std::nearbyint((static_cast<double>(x[e]) - lo) / static_cast<double>(scale));
@@ -54,6 +56,7 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
                          const OutputView& scale, const OutputView& zero) {
     expect(values.shape.size() == 4, "values must be (B, Hkv, Lnew, E); given " + shape_text(values.shape));
     const std::int64_t B = values.shape[0], H = values.shape[1], Lnew = values.shape[2], E = values.shape[3];
+    expect(E >= 1, "values must have at least one channel (E >= 1); given " + shape_text(values.shape));
     expect(values.dtype == dsl::element_type::float32 || values.dtype == dsl::element_type::bfloat16 ||
                values.dtype == dsl::element_type::float16,
            std::string("values must be float32, bf16 or fp16; given ") + dsl::element_type_name(values.dtype));
@@ -78,6 +81,10 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
     for (const auto& [view, name] : {std::pair{&codes, "codes"}, std::pair{&scale, "scale"}, std::pair{&zero, "zero"}})
         if (!view->strides.empty())
             if (const std::string why = stride_problem(view->shape, view->strides, true); !why.empty())
+                expect(false, std::string(name) + ": " + why);
+    for (const auto& [view, name] : {std::pair{&values, "values"}, std::pair{&kv_length, "kv_length"}})
+        if (!view->strides.empty())
+            if (const std::string why = stride_problem(view->shape, view->strides, false); !why.empty())
                 expect(false, std::string(name) + ": " + why);
     std::vector<std::int64_t> first(static_cast<std::size_t>(B));
     for (std::int64_t b = 0; b < B; ++b) {

@@ -184,6 +184,10 @@ class RoundTripTest(unittest.TestCase):
                           f"--zero={d}/k_zero.npy", "--kv-length", path["lengths1"])
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("entry 0: slots 8..8", r.stderr)
+            r = attnforge("quantize", "--values", path["x1"], f"--codes={d}/k_codes.npy", f"--scale={d}/k_scale.npy",
+                          f"--zero={d}/k_zero.npy")  # an existing cache and no --kv-length: where would they go?
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--kv-length is needed", r.stderr)
             self.assertFalse(os.path.exists(os.path.join(d, "o.npy")))
 
     def test_storage_types_through_npy(self):

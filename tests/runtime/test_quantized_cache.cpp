@@ -1,7 +1,7 @@
 // Writing tokens into a uint8 cache quantized by token (runtime/quantized_cache.hpp): the rule (codes within half a
-// step of the values, the extremes exact, constant rows exact), the slots written and no others, and bad input
-// refused before anything is written; then a decode_u8 kernel over the cache it wrote equals decode over the values
-// that cache stands for.
+// step of the values, the extremes codes 0 and 255, constant rows exact), the slots written and no others, and bad
+// input refused before anything is written; then a decode_u8 kernel over the cache it wrote equals decode over the
+// values that cache stands for.
 #define BOOST_TEST_MODULE quantized_cache
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
@@ -95,7 +95,9 @@ BOOST_AUTO_TEST_CASE(codes_are_within_half_a_step_and_land_at_the_cache_lengths)
                     const double v = x.f32[static_cast<std::size_t>(((b * 3 + h) * 4 + n) * 64 + e)];
                     const double error = std::abs(cache.value(b, h, l, e) - v);
                     BOOST_TEST(error <= 0.5 * cache.scale.f32[row] + 1e-5 * (std::abs(v) + 1));
-                    if (v == lo || v == hi) BOOST_TEST(error <= 1e-5 * (std::abs(v) + 1));  // the extremes: exact
+                    const std::uint8_t code = cache.codes.u8[row * 64 + static_cast<std::size_t>(e)];
+                    if (v == lo) BOOST_TEST(code == 0);  // the extremes: the ends of the codes
+                    if (v == hi) BOOST_TEST(code == 255);
                 }
             }
 }

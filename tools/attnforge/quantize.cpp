@@ -3,8 +3,9 @@
 // Writes new tokens' keys or values (B, Hkv, Lnew, E) into a uint8 cache quantized by token (decode_u8's k, k_scale,
 // k_zero or v, v_scale, v_zero; the rule: runtime/quantized_cache.hpp): where --codes names an existing file the
 // cache is read from the three files and the new rows go to slots kv_length[b]...; otherwise a new cache of --lmax
-// slots (default Lnew) is made. kv_length (B) int32 from --kv-length, zeros where not given. Everything is read,
-// checked and computed before anything is written; then the three files are written (codes |u1, scale and zero <f4).
+// slots (default Lnew) is made. kv_length (B) int32 from --kv-length (required for an existing cache; zeros for a new
+// one). Everything is read, checked and computed before anything is written; then the three files are written (codes
+// |u1, scale and zero <f4), each beside its place first and then all three renamed.
 #include "commands.hpp"
 #include "exit_status.hpp"
 #include "tensors.hpp"
@@ -29,6 +30,9 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
         runtime::Tensor codes, scale, zero;
         if (std::filesystem::exists(o.codes)) {
             if (o.lmax) throw input_error("--lmax makes a new cache; " + o.codes + " exists already");
+            // Tokens go after the ones the cache holds: where, the caller says (slot 0 would overwrite the prompt).
+            if (o.kv_length.empty())
+                throw input_error("--kv-length is needed to add tokens to the existing cache " + o.codes);
             codes = load_input("codes", o.codes, dsl::element_type::uint8, warnings);
             scale = load_input("scale", o.scale, dsl::element_type::float32, warnings);
             zero = load_input("zero", o.zero, dsl::element_type::float32, warnings);
@@ -41,9 +45,18 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
         runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
                                      runtime::output_view_of(codes), runtime::output_view_of(scale),
                                      runtime::output_view_of(zero));
-        io::write_npy(o.codes, codes.shape, codes.u8);
-        io::write_npy(o.scale, scale.shape, scale.f32);
-        io::write_npy(o.zero, zero.shape, zero.f32);
+        // The three files as one: each written beside its place first, then all renamed; a failed write leaves the
+        // cache as it was.
+        const std::string fresh = ".attnforge-new";
+        try {
+            io::write_npy(o.codes + fresh, codes.shape, codes.u8);
+            io::write_npy(o.scale + fresh, scale.shape, scale.f32);
+            io::write_npy(o.zero + fresh, zero.shape, zero.f32);
+        } catch (...) {
+            for (const std::string* path : {&o.codes, &o.scale, &o.zero}) std::filesystem::remove(*path + fresh);
+            throw;
+        }
+        for (const std::string* path : {&o.codes, &o.scale, &o.zero}) std::filesystem::rename(*path + fresh, *path);
         out << "attnforge: quantized " << dsl::shape_string(values.shape) << " into " << o.codes << " "
             << dsl::shape_string(codes.shape) << "\n";
         return 0;

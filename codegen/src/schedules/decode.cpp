@@ -210,11 +210,15 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     int columns = std::clamp(accumulators / std::max(1, core.group), 1, e_vectors);
     while (e_vectors % columns != 0) --columns;  // whole tiles of E: no column past it is ever read
     Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
-    // Converted V (codes): four rows at a time keep four columns each, 16 accumulators and the converted vectors in
-    // registers. With E = 128 as uint8 a row's 64 columns are one cache line, so the second tile of columns reads
-    // the other line of each row: no byte of V is read twice. (Eight columns: 32 accumulators beside eight converted
-    // vectors, spilled every key.)
-    const int row_columns = core.converted_values ? std::max(1, accumulators / rows_at_once) : columns;
+    // Converted V (codes): four rows at a time keep as many columns as leave the converted vectors registers beside
+    // the accumulators (rows · columns + columns of them), whole tiles of E: E = 64, 80, 96 in one tile, 128 and 256
+    // in tiles of four columns on AVX-512. With E = 128 as uint8 a row's 64 columns are one cache line, so the second
+    // tile reads the other line of each row: no byte of V is read twice. (Eight columns: 32 accumulators beside eight
+    // converted vectors, spilled every key.)
+    int row_columns = core.converted_values ? e_vectors : columns;
+    if (core.converted_values)
+        while (row_columns > 1 && (row_columns * (rows_at_once + 1) > 2 * accumulators || e_vectors % row_columns != 0))
+            --row_columns;
     Halide::Stage weighted = acc.update();
     auto split_columns = [&](Halide::Stage st, int tile_columns) {
         st.split(w[0], eo, ei, lanes, TailStrategy::RoundUp).split(eo, eoo, eoi, tile_columns, TailStrategy::RoundUp);
@@ -237,7 +241,7 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     Halide::Stage four = weighted;
     if (rows_inside) {
         four = weighted.specialize(core.rows >= rows_at_once);
-        split_columns(four, std::min(row_columns, e_vectors));
+        split_columns(four, row_columns);
     }
     split_columns(weighted, columns);
     if (core.rounded_weights.defined())

@@ -4,8 +4,8 @@
 //   scale = (max x − min x) / 255        (1 where the row is constant: its codes are then all 0),
 //   zero  = −min x / scale,
 //   code  = round half to even((x − min x) / scale), clamped to [0, 255],
-// so that (code − zero) · scale is x within scale / 2 (plus float32 rounding), min and max exactly where the row is
-// constant. docs/storage_types.md gives the rule and the error it makes beside OpenVINO's and a q8_0 cache's.
+// so that (code − zero) · scale is x within scale / 2 (plus float32 rounding), and a constant row exactly.
+// docs/storage_types.md gives the rule and the error it makes beside OpenVINO's and a q8_0 cache's.
 #pragma once
 
 #include <attnforge/runtime/tensor_view.hpp>

@@ -15,6 +15,7 @@
 #include <attnforge/codegen/lower/softmax_exp.hpp>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -53,6 +54,8 @@ inline DecodeCore decode_attention(
     core.block_scores = Halide::Func(name + "_block_scores");
     core.block_scores(kk, q, g, hk, b, kb) = ieee(Halide::select(key < Lk, core.scores(key, query, head, b), inf));
     const bool value_pairs = stored_values.defined() && Kt % 2 == 0;
+    if (value_pairs && value_scale)  // pairs read V as stored: no row factor to weigh by
+        throw std::invalid_argument("attnforge lowering: V rows with a factor of their own have no bf16 form to pair");
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs)
         value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), kv_head, b); };
