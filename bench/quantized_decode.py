@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Decode over a quantized KV cache (variant `decode_u8`, docs/storage_types.md "Quantized KV caches") beside our own
-float32 and bf16 decode and the peers, one decoding step per cell, outputs checked first.
+"""Decode over a quantized KV cache (variants `decode_u8`, `decode_i8`, `decode_i8_g32`, docs/storage_types.md
+"Quantized KV caches") beside our own float32 and bf16 decode and the peers, one decoding step per cell, outputs
+checked first.
 
 Per cell (B, Lq, Lk, shape, threads), every implementation gets the same float32 keys and values (normal, with a few
 channels of large magnitude, as K caches have), and the same queries:
   - ours u8: the cache written by attnforge.quantize_into_cache, the decode_u8 kernel;
+  - ours i8, ours i8 g32: int8 caches with a scale per token or per 32 channels (decode_i8, decode_i8_g32);
   - ours bf16, ours float32: `decode` over the values in those types (bf16: the cache rounded, as our bf16 caches);
   - OpenVINO u8: its stateful SDPA (bench/decode_peers.py's OpenVino) with KV_CACHE_PRECISION u8 (its default on
     x86-64: a scale and zero point per token, as ours), the float32 cache set as its state and quantized by it;
@@ -54,6 +56,13 @@ def quantize_u8(attnforge, x):
     codes, scale, zero = np.empty(x.shape, np.uint8), np.empty((b, h, l), np.float32), np.empty((b, h, l), np.float32)
     attnforge.quantize_into_cache(x, np.zeros(b, np.int32), codes, scale, zero)
     return codes, scale, zero
+
+
+def quantize_i8(attnforge, x, group=None):
+    b, h, l, e = x.shape
+    codes, scale = np.empty(x.shape, np.int8), np.empty((b, h, l) + ((e // group,) if group else ()), np.float32)
+    attnforge.quantize_into_cache(x, np.zeros(b, np.int32), codes, scale)
+    return codes, scale
 
 
 def q8_0(x):
@@ -124,12 +133,21 @@ def main():
         top = np.abs(ref).max()
         kq, vq = quantize_u8(attnforge, k), quantize_u8(attnforge, v)
         u8 = {"k": kq[0], "k_scale": kq[1], "k_zero": kq[2], "v": vq[0], "v_scale": vq[1], "v_zero": vq[2]}
+        i8 = {}
+        for kind, group in (("i8", None), ("i8 g32", 32)):
+            (kc, ks), (vc, vs) = quantize_i8(attnforge, k, group), quantize_i8(attnforge, v, group)
+            i8[kind] = {"k": kc, "k_scale": ks, "v": vc, "v_scale": vs}
         q8 = decode_reference(q, q8_0(k), q8_0(v), kv_length)
         cache_bytes = {"u8": sum(x.nbytes for x in u8.values()), "bf16": k.nbytes, "float32": 2 * k.nbytes}
+        cache_bytes.update({kind: sum(x.nbytes for x in c.values()) for kind, c in i8.items()})
         for threads in threads_list:
             impls = {
                 "ours u8": ("u8", lambda: (lambda: attnforge.run("decode_u8", q=q, kv_length=kv_length, threads=threads,
                                                                  **u8))),
+                "ours i8": ("i8", lambda: (lambda: attnforge.run("decode_i8", q=q, kv_length=kv_length, threads=threads,
+                                                                 **i8["i8"]))),
+                "ours i8 g32": ("i8 g32", lambda: (lambda: attnforge.run("decode_i8_g32", q=q, kv_length=kv_length,
+                                                                         threads=threads, **i8["i8 g32"]))),
                 "ours bf16": ("bf16", lambda: _ours_16(attnforge, q, k, v, kv_length, threads)),
                 "ours float32": ("float32", lambda: (lambda: attnforge.run("decode", q=q, k=k, v=v, kv_length=kv_length,
                                                                            threads=threads))),

@@ -55,6 +55,8 @@ std::vector<std::int64_t> RuntimeSizes::shape_of(const tensor_spec& spec) const 
         } else if (d.role == dim_spec::axis::sequence) {
             auto it = sequence_length.find(d.sequence);
             shape.push_back(it == sequence_length.end() ? -1 : it->second);
+        } else if (d.role == dim_spec::axis::head_width_groups) {
+            shape.push_back(head_width >= 0 ? head_width / d.size : -1);
         } else {
             shape.push_back(this->*count_of(d.role));
         }
@@ -145,6 +147,17 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
                 continue;
             }
             if (d.broadcast && n == 1) continue;  // repeated along the axis, whatever its size
+            if (d.role == dim_spec::axis::head_width_groups) {
+                // E/G groups of G channels: E, if not yet bound, is G per group.
+                if (sizes.head_width >= 0 && sizes.head_width % d.size != 0)
+                    throw input_error(sig.name + ": input '" + spec.name + "' holds a scale per group of " +
+                                      std::to_string(d.size) +
+                                      " channels, but the head width E=" + std::to_string(sizes.head_width) +
+                                      " is not a multiple of " + std::to_string(d.size));
+                if (sizes.head_width >= 0 && sizes.head_width / d.size != n) throw mismatch();
+                if (sizes.head_width < 0) sizes.head_width = n * d.size;
+                continue;
+            }
             std::int64_t* slot = d.role == dim_spec::axis::sequence
                                      ? &sizes.sequence_length.try_emplace(d.sequence, -1).first->second
                                      : &(sizes.*count_of(d.role));

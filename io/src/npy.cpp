@@ -145,11 +145,14 @@ npy_dtype dtype_from_descr(const std::string& descr, const std::string& source) 
     if (descr == "|u1") return npy_dtype::uint8;
     if (descr == "<i4") return npy_dtype::int32;
     if (descr == "<f2") return npy_dtype::float16;
+    if (descr == "|i1") return npy_dtype::int8;
     std::string why = "unsupported dtype '" + descr + "'";
     if (!descr.empty() && descr[0] == '>') why += " (big-endian; expected little-endian '<f4')";
-    throw input_error(source + ": " + why +
-                      "; expected float32 '<f4' for tensors, bool '|b1' or uint8 '|u1' "
-                      "for masks, int32 '<i4' for index inputs, float16 '<f2' for fp16 kernels, or float64 '<f8'");
+    throw input_error(
+        source + ": " + why +
+        "; expected float32 '<f4' for tensors, bool '|b1' or uint8 '|u1' "
+        "for masks, int32 '<i4' for index inputs, float16 '<f2' for fp16 kernels, uint8 '|u1' or int8 '|i1' "
+        "for a quantized cache's codes, or float64 '<f8'");
 }
 
 std::uint32_t little_endian(const std::byte* p, std::size_t n) {
@@ -172,6 +175,8 @@ const char* npy_descr(npy_dtype dtype) {
             return "<i4";
         case npy_dtype::float16:
             return "<f2";
+        case npy_dtype::int8:
+            return "|i1";
         default:
             return "|u1";
     }
@@ -262,6 +267,9 @@ interp::Tensor to_tensor(const NpyArray& a) {
                 values[i] = fp16_ieee_to_fp32_value(h);  // exact
                 break;
             }
+            case npy_dtype::int8:
+                values[i] = static_cast<std::int8_t>(std::to_integer<std::uint8_t>(p[i]));
+                break;
             default:
                 values[i] = std::to_integer<int>(p[i]) != 0 ? 1.0 : 0.0;
         }
@@ -316,6 +324,10 @@ void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, 
 
 void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const std::uint8_t> codes) {
     write_npy_bytes(path, shape, codes.size(), "|u1", std::as_bytes(codes));
+}
+
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const std::int8_t> codes) {
+    write_npy_bytes(path, shape, codes.size(), "|i1", std::as_bytes(codes));
 }
 
 void write_npy(const std::string& path, const interp::Tensor& t) {

@@ -227,19 +227,32 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
             const rt::TensorView x = array_view(
                 values, "values", {element_type::float32, element_type::bfloat16, element_type::float16}, keep_values);
             const rt::TensorView lengths = array_view(kv_length, "kv_length", {element_type::int32}, keep_lengths);
-            const rt::OutputView c = writable_array_view(codes, "codes", element_type::uint8, keep_codes);
+            // A zero point: uint8 codes by token; none: symmetric int8 codes.
+            const bool by_token = !zero.is_none();
+            const rt::OutputView c =
+                writable_array_view(codes, "codes", by_token ? element_type::uint8 : element_type::int8, keep_codes);
             const rt::OutputView s = writable_array_view(scale, "scale", element_type::float32, keep_scale);
-            const rt::OutputView z = writable_array_view(zero, "zero", element_type::float32, keep_zero);
-            nb::gil_scoped_release unlocked;
-            rt::quantize_into_cache(x, lengths, c, s, z);
+            if (by_token) {
+                const rt::OutputView z = writable_array_view(zero, "zero", element_type::float32, keep_zero);
+                nb::gil_scoped_release unlocked;
+                rt::quantize_into_cache(x, lengths, c, s, z);
+            } else {
+                nb::gil_scoped_release unlocked;
+                rt::quantize_into_cache(x, lengths, c, s);
+            }
         },
-        "values"_a, "kv_length"_a, "codes"_a, "scale"_a, "zero"_a,
+        "values"_a, "kv_length"_a, "codes"_a, "scale"_a, "zero"_a = nb::none(),
         nb::sig("def quantize_into_cache(values: object, kv_length: object, codes: object, scale: object, "
-                "zero: object) -> None"),
-        "Writes new tokens' keys or values (B, Hkv, Lnew, E) into a uint8 cache quantized by token, in place: row l "
-        "of entry b to slot kv_length[b] + l of codes (B, Hkv, Lmax, E) uint8 and scale, zero (B, Hkv, Lmax) float32 "
-        "(decode_u8's k, k_scale, k_zero or v, v_scale, v_zero). scale = (max - min) / 255, zero = -min / scale, "
-        "code = round((x - min) / scale). kv_length is not changed: advance it by Lnew.");
+                "zero: object = None) -> None"),
+        "Writes new tokens' keys or values (B, Hkv, Lnew, E) into a quantized cache, in place: row l of entry b to "
+        "slot "
+        "kv_length[b] + l. With zero: codes (B, Hkv, Lmax, E) uint8, scale and zero (B, Hkv, Lmax) float32 "
+        "(decode_u8's "
+        "k, k_scale, k_zero): scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / scale). "
+        "Without: "
+        "codes int8 and scale (B, Hkv, Lmax) (decode_i8) or (B, Hkv, Lmax, E/G) (decode_i8_g32: G = 32), a scale per "
+        "group of G channels: scale = max|x| / 127, code = round(x / scale). kv_length is not changed: advance it by "
+        "Lnew.");
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");
 

@@ -52,10 +52,26 @@ RowQuantization quantize_row(const float* x, std::int64_t n, std::uint8_t* codes
     return {scale, -lo / scale};
 }
 
-void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
-                         const OutputView& scale, const OutputView& zero) {
+namespace {
+
+// What both rules check first: values (B, Hkv, Lnew, E) finite, kv_length (B) int32, the codes (B, Hkv, Lmax, E) of
+// type `code`, each slot kv_length[b] + l inside Lmax, strides. The values as float32 and each entry's first slot.
+struct CheckedValues {
+    std::int64_t B, H, Lnew, E, Lmax;
+    std::vector<std::int64_t> first;
+    std::vector<float> x;
+
+    const float* row(std::int64_t b, std::int64_t h, std::int64_t l) const {
+        return x.data() + ((b * H + h) * Lnew + l) * E;
+    }
+};
+
+CheckedValues check_values(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
+                           dsl::element_type code,
+                           const std::vector<std::pair<const OutputView*, const char*>>& scales) {
     expect(values.shape.size() == 4, "values must be (B, Hkv, Lnew, E); given " + shape_text(values.shape));
-    const std::int64_t B = values.shape[0], H = values.shape[1], Lnew = values.shape[2], E = values.shape[3];
+    CheckedValues c{values.shape[0], values.shape[1], values.shape[2], values.shape[3], 0, {}, {}};
+    const std::int64_t B = c.B, H = c.H, Lnew = c.Lnew, E = c.E;
     expect(E >= 1, "values must have at least one channel (E >= 1); given " + shape_text(values.shape));
     expect(values.dtype == dsl::element_type::float32 || values.dtype == dsl::element_type::bfloat16 ||
                values.dtype == dsl::element_type::float16,
@@ -64,21 +80,20 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
            "codes must be (B, Hkv, Lmax, E) = (" + std::to_string(B) + ", " + std::to_string(H) + ", Lmax, " +
                std::to_string(E) + ") beside values " + shape_text(values.shape) + "; given " +
                shape_text(codes.shape));
-    expect(codes.dtype == dsl::element_type::uint8,
-           std::string("codes must be uint8; given ") + dsl::element_type_name(codes.dtype));
-    const std::int64_t Lmax = codes.shape[2];
-    const std::vector<std::int64_t> per_token{B, H, Lmax};
-    for (const auto& [view, name] : {std::pair{&scale, "scale"}, std::pair{&zero, "zero"}}) {
-        expect(view->shape == per_token, std::string(name) + " must be (B, Hkv, Lmax) = " + shape_text(per_token) +
-                                             "; given " + shape_text(view->shape));
+    expect(codes.dtype == code, std::string("codes must be ") + dsl::element_type_name(code) + " here (" +
+                                    (code == dsl::element_type::uint8 ? "a zero point given" : "no zero point given") +
+                                    "); given " + dsl::element_type_name(codes.dtype));
+    c.Lmax = codes.shape[2];
+    for (const auto& [view, name] : scales)
         expect(view->dtype == dsl::element_type::float32,
                std::string(name) + " must be float32; given " + dsl::element_type_name(view->dtype));
-    }
     expect(kv_length.shape == std::vector<std::int64_t>{B},
            "kv_length must be (B) = (" + std::to_string(B) + "); given " + shape_text(kv_length.shape));
     expect(kv_length.dtype == dsl::element_type::int32,
            std::string("kv_length must be int32; given ") + dsl::element_type_name(kv_length.dtype));
-    for (const auto& [view, name] : {std::pair{&codes, "codes"}, std::pair{&scale, "scale"}, std::pair{&zero, "zero"}})
+    std::vector<std::pair<const OutputView*, const char*>> outputs{{&codes, "codes"}};
+    outputs.insert(outputs.end(), scales.begin(), scales.end());
+    for (const auto& [view, name] : outputs)
         if (!view->strides.empty())
             if (const std::string why = stride_problem(view->shape, view->strides, true); !why.empty())
                 expect(false, std::string(name) + ": " + why);
@@ -86,36 +101,89 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
         if (!view->strides.empty())
             if (const std::string why = stride_problem(view->shape, view->strides, false); !why.empty())
                 expect(false, std::string(name) + ": " + why);
-    std::vector<std::int64_t> first(static_cast<std::size_t>(B));
+    c.first.resize(static_cast<std::size_t>(B));
     for (std::int64_t b = 0; b < B; ++b) {
         const double at = kv_length.value(static_cast<std::size_t>(b));
-        expect(at >= 0 && at + static_cast<double>(Lnew) <= static_cast<double>(Lmax),
+        expect(at >= 0 && at + static_cast<double>(Lnew) <= static_cast<double>(c.Lmax),
                "entry " + std::to_string(b) + ": slots " + std::to_string(static_cast<long long>(at)) + ".." +
                    std::to_string(static_cast<long long>(at) + Lnew - 1) +
                    " (kv_length + Lnew new tokens) must lie in "
                    "the cache's Lmax = " +
-                   std::to_string(Lmax) + " slots");
-        first[static_cast<std::size_t>(b)] = static_cast<std::int64_t>(at);
+                   std::to_string(c.Lmax) + " slots");
+        c.first[static_cast<std::size_t>(b)] = static_cast<std::int64_t>(at);
     }
     // The values as float32, checked finite before anything is written.
-    std::vector<float> x(static_cast<std::size_t>(values.element_count()));
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        x[i] = static_cast<float>(values.value(i));
-        expect(std::isfinite(x[i]),
+    c.x.resize(static_cast<std::size_t>(values.element_count()));
+    for (std::size_t i = 0; i < c.x.size(); ++i) {
+        c.x[i] = static_cast<float>(values.value(i));
+        expect(std::isfinite(c.x[i]),
                "values must be finite; element " + std::to_string(i) + " is " + std::to_string(values.value(i)));
     }
+    return c;
+}
+
+}  // namespace
+
+float quantize_symmetric(const float* x, std::int64_t n, std::int8_t* codes) {
+    float top = 0.0f;
+    for (std::int64_t e = 0; e < n; ++e) top = std::max(top, std::abs(x[e]));
+    // A group too small for a float32 step (below ~127 · 2⁻¹⁴⁹) is all 0: codes 0, scale 1.
+    const float step = static_cast<float>(static_cast<double>(top) / 127.0);
+    const float scale = step > 0.0f ? step : 1.0f;
+    for (std::int64_t e = 0; e < n; ++e) {
+        const double steps = std::nearbyint(static_cast<double>(x[e]) / static_cast<double>(scale));
+        codes[e] = static_cast<std::int8_t>(std::clamp(steps, -127.0, 127.0));
+    }
+    return scale;
+}
+
+void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
+                         const OutputView& scale, const OutputView& zero) {
+    const CheckedValues c =
+        check_values(values, kv_length, codes, dsl::element_type::uint8, {{&scale, "scale"}, {&zero, "zero"}});
+    const std::vector<std::int64_t> per_token{c.B, c.H, c.Lmax};
+    for (const auto& [view, name] : {std::pair{&scale, "scale"}, std::pair{&zero, "zero"}})
+        expect(view->shape == per_token, std::string(name) + " must be (B, Hkv, Lmax) = " + shape_text(per_token) +
+                                             "; given " + shape_text(view->shape));
     auto* code_bytes = static_cast<std::uint8_t*>(codes.data);
     auto* scales = static_cast<float*>(scale.data);
     auto* zeros = static_cast<float*>(zero.data);
-    for (std::int64_t b = 0; b < B; ++b)
-        for (std::int64_t h = 0; h < H; ++h)
-            for (std::int64_t l = 0; l < Lnew; ++l) {
-                const std::int64_t slot = first[static_cast<std::size_t>(b)] + l;
-                const float* row = x.data() + ((b * H + h) * Lnew + l) * E;
+    for (std::int64_t b = 0; b < c.B; ++b)
+        for (std::int64_t h = 0; h < c.H; ++h)
+            for (std::int64_t l = 0; l < c.Lnew; ++l) {
+                const std::int64_t slot = c.first[static_cast<std::size_t>(b)] + l;
                 const RowQuantization q =
-                    quantize_row(row, E, code_bytes + offset_of(codes.shape, codes.strides, {b, h, slot}));
+                    quantize_row(c.row(b, h, l), c.E, code_bytes + offset_of(codes.shape, codes.strides, {b, h, slot}));
                 scales[offset_of(scale.shape, scale.strides, {b, h, slot})] = q.scale;
                 zeros[offset_of(zero.shape, zero.strides, {b, h, slot})] = q.zero;
+            }
+}
+
+void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
+                         const OutputView& scale) {
+    const CheckedValues c = check_values(values, kv_length, codes, dsl::element_type::int8, {{&scale, "scale"}});
+    const std::vector<std::int64_t> per_token{c.B, c.H, c.Lmax};
+    const bool grouped = scale.shape.size() == 4;
+    const std::int64_t groups = grouped ? scale.shape[3] : 1;
+    expect((scale.shape == per_token) ||
+               (grouped && std::vector<std::int64_t>(scale.shape.begin(), scale.shape.end() - 1) == per_token &&
+                groups >= 1 && c.E % groups == 0),
+           "scale must be (B, Hkv, Lmax) = " + shape_text(per_token) +
+               " (a scale per token) or (B, Hkv, Lmax, E/G) with G dividing E = " + std::to_string(c.E) +
+               " (a scale per G channels); given " + shape_text(scale.shape));
+    const std::int64_t G = c.E / groups;
+    auto* code_bytes = static_cast<std::int8_t*>(codes.data);
+    auto* scales = static_cast<float*>(scale.data);
+    for (std::int64_t b = 0; b < c.B; ++b)
+        for (std::int64_t h = 0; h < c.H; ++h)
+            for (std::int64_t l = 0; l < c.Lnew; ++l) {
+                const std::int64_t slot = c.first[static_cast<std::size_t>(b)] + l;
+                std::int8_t* row = code_bytes + offset_of(codes.shape, codes.strides, {b, h, slot});
+                for (std::int64_t g = 0; g < groups; ++g) {
+                    const float s = quantize_symmetric(c.row(b, h, l) + g * G, G, row + g * G);
+                    scales[grouped ? offset_of(scale.shape, scale.strides, {b, h, slot, g})
+                                   : offset_of(scale.shape, scale.strides, {b, h, slot})] = s;
+                }
             }
 }
 

@@ -43,6 +43,8 @@ def shape_of(symbol, batch=2, heads=3, kv_heads=1, head_width=64):
             dims.append(kv_heads)
         elif part == "E":
             dims.append(head_width)
+        elif part.startswith("E/"):  # a quantized cache's groups of channels
+            dims.append(head_width // int(part[2:]))
         elif part.startswith("L["):
             dims.append(LENGTHS[part[2:-1]])
         elif part:
@@ -74,6 +76,8 @@ def write_inputs(variant, directory, rng):
             value = rng.integers(0, max(LENGTHS.values()) + 1, shape).astype(np.float32)
         elif spec["dtype"] == "uint8":  # a quantized cache's codes (its scales and zero points: floats, below)
             value = rng.integers(0, 256, shape).astype(np.uint8)
+        elif spec["dtype"] == "int8":
+            value = rng.integers(-128, 128, shape).astype(np.int8)
         elif spec["dtype"] == "bool":
             value = rng.random(shape) < 0.3
             if spec["name"] == "attn_mask":
@@ -139,6 +143,16 @@ class RoundTripTest(unittest.TestCase):
                     bound = 1e-4 * (1 + np.abs(ref).max(initial=0))
                     self.assertLessEqual(np.abs(k - ref).max(initial=0), bound)
 
+    def assert_kernel_matches_interpreter(self, variant, inputs, directory):
+        """`run variant` with the kernel and with the interpreter: within the float32 bound of each other."""
+        outs = {}
+        for engine in ("kernel", "interpreter"):
+            outs[engine] = os.path.join(directory, engine + ".npy")
+            r = attnforge("run", variant, *inputs, "--output", outs[engine], "--engine", engine)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        got, ref = np.load(outs["kernel"]), np.load(outs["interpreter"])
+        self.assertLessEqual(np.abs(got - ref).max(), 1e-4 * (1 + np.abs(ref).max()))
+
     def test_quantize_writes_a_cache_decode_u8_reads(self):
         """`attnforge quantize` makes a uint8 cache (a prompt, then one more token into the same files); `run
         decode_u8` over the files equals the interpreter's decode over the values they stand for."""
@@ -165,13 +179,7 @@ class RoundTripTest(unittest.TestCase):
             dense = (codes - zero[..., None]) * scale[..., None]
             x = np.concatenate([np.load(path["x"]), np.load(path["x1"])], axis=2)
             self.assertLessEqual(np.abs(dense[:, :, :6] - x).max(), 0.51 * scale[:, :, :6].max())
-            outs = {}
-            for engine in ("kernel", "interpreter"):
-                outs[engine] = os.path.join(d, engine + ".npy")
-                r = attnforge("run", "decode_u8", *inputs, "--output", outs[engine], "--engine", engine)
-                self.assertEqual(r.returncode, 0, r.stderr)
-            got, ref = np.load(outs["kernel"]), np.load(outs["interpreter"])
-            self.assertLessEqual(np.abs(got - ref).max(), 1e-4 * (1 + np.abs(ref).max()))
+            self.assert_kernel_matches_interpreter("decode_u8", inputs, d)
             # Codes given as float32 are the wrong dtype; a new token past the cache's slots is bad input.
             np.save(f"{d}/bad.npy", np.zeros((2, 1, 8, 64), np.float32))
             r = attnforge("run", "decode_u8", *[a if not a.startswith("--input=k=") else f"--input=k={d}/bad.npy"
@@ -189,6 +197,32 @@ class RoundTripTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("--kv-length is needed", r.stderr)
             self.assertFalse(os.path.exists(os.path.join(d, "o.npy")))
+
+    def test_quantize_writes_an_int8_cache_by_group_decode_i8_g32_reads(self):
+        """`attnforge quantize` without --zero makes int8 codes (|i1) with a scale per --group channels; `run
+        decode_i8_g32` over the files: kernel against the interpreter. A group that does not divide E is refused."""
+        rng = np.random.default_rng(12)
+        with tempfile.TemporaryDirectory() as d:
+            x, q, lengths = (os.path.join(d, n + ".npy") for n in ("x", "q", "kv_length"))
+            np.save(x, rng.normal(size=(1, 2, 7, 64)).astype(np.float32))
+            np.save(q, rng.normal(size=(1, 4, 1, 64)).astype(np.float32))
+            np.save(lengths, np.array([7], np.int32))
+            inputs = [f"--input=q={q}", f"--input=kv_length={lengths}"]
+            for n in ("k", "v"):
+                r = attnforge("quantize", "--values", x, f"--codes={d}/{n}.npy", f"--scale={d}/{n}_scale.npy",
+                              "--group", "32")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                inputs += [f"--input={n}={d}/{n}.npy", f"--input={n}_scale={d}/{n}_scale.npy"]
+            codes, scale = np.load(f"{d}/k.npy"), np.load(f"{d}/k_scale.npy")
+            self.assertEqual((codes.dtype, codes.shape, scale.shape), (np.int8, (1, 2, 7, 64), (1, 2, 7, 2)))
+            dense = codes * np.repeat(scale, 32, axis=-1)
+            self.assertLessEqual(np.abs(dense - np.load(x)).max(), 0.51 * scale.max())
+            self.assert_kernel_matches_interpreter("decode_i8_g32", inputs, d)
+            r = attnforge("quantize", "--values", x, f"--codes={d}/new.npy", f"--scale={d}/new_scale.npy", "--group",
+                          "48")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--group 48 must divide the head width E = 64", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "new.npy")))
 
     def test_storage_types_through_npy(self):
         """--dtype bf16: <f4 inputs rounded to nearest even, the kernel against the interpreter on the same

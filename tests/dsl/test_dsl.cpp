@@ -26,7 +26,7 @@ static_assert(
 static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width ==
               64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
-static_assert(decltype(hana::size(dsl::builtin_variants))::value == 35);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 37);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
 static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
@@ -54,6 +54,14 @@ static_assert(std::is_same_v<decltype(QuantizedKeys::rows),
                              dsl::quantized_rows<std::decay_t<decltype(decode_u8_pattern.score.k.codes)>,
                                                  std::decay_t<decltype(decode_u8_pattern.score.k.scale)>,
                                                  std::decay_t<decltype(decode_u8_pattern.score.k.zero)>>>);
+// Symmetric int8 codes with a scale per 32 channels: rows of codes and scales, no zero point.
+constexpr auto decode_i8_g32_pattern = dsl::match_attention(v::decode_i8_g32.output);
+using GroupedKeys = decltype(decode_i8_g32_pattern.key_source());
+static_assert(std::is_same_v<decltype(GroupedKeys::rows),
+                             dsl::quantized_rows<std::decay_t<decltype(decode_i8_g32_pattern.score.k.codes)>,
+                                                 std::decay_t<decltype(decode_i8_g32_pattern.score.k.scale)>>>);
+static_assert(std::decay_t<decltype(decode_i8_g32_pattern.score.k)>::symmetric &&
+              std::decay_t<decltype(decode_i8_g32_pattern.score.k)>::group == 32);
 
 // A rows type of its own, declared beside its node, is picked without touching kv_source.hpp.
 namespace custom {

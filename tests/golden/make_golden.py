@@ -545,11 +545,36 @@ def case_decode_u8(h, lq, lmax, kv_length, hkv=None, e=64):
     return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
 
 
-# Quantized caches. Drawn after every case above.
+def case_decode_i8(h, lq, lmax, kv_length, hkv=None, e=64, group=None):
+    """A symmetric int8 cache (contract §1): codes any int8, a scale per token (group None) or per group of channels,
+    of act()'s span over 127 codes; the oracle attends over code · scale. Codes stored as float32 (as decode_u8's)."""
+    b = len(kv_length)
+    hkv = h if hkv is None else hkv
+    groups = (e // group,) if group else ()
+    t = {"q": act(b, h, lq, e)}
+    dense = {}
+    for n in ("k", "v"):
+        codes = rng.integers(-128, 128, size=(b, hkv, lmax, e))
+        scale = (rng.uniform(0.5, 1.5, size=(b, hkv, lmax) + groups) * ACTIVATION_SPAN[0] / 64 / 127).astype(np.float32)
+        per_channel = np.repeat(scale, group, axis=-1) if group else scale[..., None]
+        dense[n] = codes * per_channel.astype(np.float64)
+        t.update({n: codes.astype(np.float32), f"{n}_scale": scale})
+    o, p = attend(t["q"], dense["k"], dense["v"], decode_allowed(kv_length, lq, lmax))
+    return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
+
+
+# Quantized caches. Drawn after every case above (decode_i8's after decode_u8's).
 QUANTIZED_CASES = {
     "decode_u8": {"B3_H2_Lq1_L20": lambda: case_decode_u8(2, 1, 20, [20, 0, 7]),
                   "B2_H4_Hkv2_Lq4_L40_E128": lambda: case_decode_u8(4, 4, 40, [40, 9], hkv=2, e=128),
                   "B2_H2_Lq4_L100_large_logits": large_logits(75, lambda: case_decode_u8(2, 4, 100, [100, 37]))},
+    "decode_i8": {"B3_H2_Lq1_L20": lambda: case_decode_i8(2, 1, 20, [20, 0, 7]),
+                  "B2_H4_Hkv2_Lq4_L40_E80": lambda: case_decode_i8(4, 4, 40, [40, 9], hkv=2, e=80),
+                  "B2_H2_Lq4_L100_large_logits": large_logits(75, lambda: case_decode_i8(2, 4, 100, [100, 37]))},
+    "decode_i8_g32": {"B2_H2_Lq1_L20": lambda: case_decode_i8(2, 1, 20, [20, 3], group=32),
+                      "B2_H4_Hkv2_Lq4_L40_E128": lambda: case_decode_i8(4, 4, 40, [40, 9], hkv=2, e=128, group=32),
+                      "B2_H2_Lq4_L100_large_logits":
+                      large_logits(75, lambda: case_decode_i8(2, 4, 100, [100, 37], group=32))},
 }
 for variant, extra in (("sdpa_masked", {}), ("sdpa_additive", {"additive": True}),
                        ("sdpa_causal_masked", {"is_causal": True}), ("decode_masked", {"kv_length": [40, 17]})):

@@ -7,8 +7,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
-
+#include <cstdint>
 #include <filesystem>
+#include <span>
+#include <vector>
 
 namespace io = attnforge::io;
 namespace {
@@ -111,6 +113,17 @@ BOOST_AUTO_TEST_CASE(writes_version_1_float32_that_reads_back_unchanged) {
     BOOST_TEST(back.shape == values.shape, boost::test_tools::per_element());
     BOOST_TEST(io::to_tensor(back).data == values.data, boost::test_tools::per_element());
     BOOST_TEST(!std::filesystem::exists(path("written_tensor.npy") + ".tmp-attnforge"));
+}
+
+BOOST_AUTO_TEST_CASE(writes_and_reads_back_int8_codes) {
+    // A quantized cache's int8 codes (attnforge quantize): |i1, read back as their signed values.
+    const std::vector<std::int8_t> codes{-128, -127, -1, 0, 1, 127};
+    io::write_npy(path("written_i1.npy"), {2, 3}, std::span<const std::int8_t>(codes));
+    const io::NpyArray back = io::read_npy(path("written_i1.npy"));
+    BOOST_TEST((back.dtype == io::npy_dtype::int8));
+    BOOST_TEST(back.shape == (std::vector<std::int64_t>{2, 3}), boost::test_tools::per_element());
+    BOOST_TEST(io::to_tensor(back).data == (std::vector<double>{-128, -127, -1, 0, 1, 127}),
+               boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_write_leaves_no_file) {

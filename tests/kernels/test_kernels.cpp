@@ -389,7 +389,9 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "decode_masked",
                                                        "softcap_masked",
                                                        "decode_softcap_masked",
-                                                       "decode_u8"};
+                                                       "decode_u8",
+                                                       "decode_i8",
+                                                       "decode_i8_g32"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -496,6 +498,13 @@ BOOST_AUTO_TEST_CASE(decode_softcap) {  // kernels for E = 256 (Gemma-2's) only
 // one for bf16 queries and output).
 BOOST_AUTO_TEST_CASE(decode_u8) {
     check_variant("decode_u8", decode_cases(false));
+}
+// Symmetric int8 caches: a scale per token, or per 32 channels (kernels at the widths that are multiples of 32).
+BOOST_AUTO_TEST_CASE(decode_i8) {
+    check_variant("decode_i8", decode_cases(false));
+}
+BOOST_AUTO_TEST_CASE(decode_i8_g32) {
+    check_variant("decode_i8_g32", decode_cases(false));
 }
 BOOST_AUTO_TEST_CASE(sdpa_masked) {
     check_variant("sdpa_masked", torch_mask_cases(sdpa_cases(false)));

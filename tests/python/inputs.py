@@ -19,6 +19,7 @@ VARIANT_SIZES = {
     "sdpa_masked": {"H": 4, "Hkv": 2}, "sdpa_causal_masked": {"E": 128, "Lkv": 150}, "decode_masked": {"Lq": 4},
     "softcap_masked": {"E": 256, "H": 4, "Hkv": 2}, "decode_softcap_masked": {"E": 256, "Lq": 4},
     "decode_u8": {"Lq": 4, "E": 128, "H": 4, "Hkv": 2},
+    "decode_i8": {"Lq": 4, "E": 96, "H": 4, "Hkv": 2}, "decode_i8_g32": {"Lq": 1, "E": 128, "H": 6, "Hkv": 2},
 }
 
 
@@ -56,6 +57,15 @@ def make_inputs(variant, generator, sizes=None):
             values = (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1).to(torch.float32)
             attnforge.quantize_into_cache(values, torch.zeros(b, dtype=torch.int32), codes, scale, zero)
             out.update({name: codes, f"{name}_scale": scale, f"{name}_zero": zero})
+            continue
+        if spec["dtype"] == "int8":  # a symmetric cache (decode_i8, decode_i8_g32): a scale per token or per group
+            b, h, lmax, e = shape
+            groups = sig["inputs"][f"{name}_scale"]["shape"][3:]  # () per token, ("E/32",) per 32 channels
+            scale_shape = (b, h, lmax) + tuple(e // int(g.split("/")[1]) for g in groups)
+            codes, scale = torch.empty(shape, dtype=torch.int8), torch.empty(scale_shape)
+            values = (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1).to(torch.float32)
+            attnforge.quantize_into_cache(values, torch.zeros(b, dtype=torch.int32), codes, scale)
+            out.update({name: codes, f"{name}_scale": scale})
             continue
         if spec["dtype"] == "bool":
             keep = torch.rand(shape, generator=generator) < 0.7

@@ -222,7 +222,7 @@ def reference(variant, inputs):
         if variant == "decode_softcap_masked":
             allowed = decode_allowed(t["kv_length"], t["q"].shape[2], t["k"].shape[2]) & allowed
         return plain_attention(t["q"], t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap), scale=g("scale"))
-    if variant == "decode_u8":
+    if variant in ("decode_u8", "decode_i8", "decode_i8_g32"):
         k, v = dequantized(t, "k"), dequantized(t, "v")
         allowed = decode_allowed(t["kv_length"], t["q"].shape[2], k.shape[2])
         return sdpa_reference(t["q"], k, v, allowed=allowed, scale=t.get("scale"))
@@ -242,9 +242,15 @@ def reference(variant, inputs):
 
 
 def dequantized(tensors, name):
-    """A quantized cache's values (decode_u8's k or v): (code − zero) · scale per (b, h, token)."""
+    """A quantized cache's values (decode_u8's, decode_i8's or decode_i8_g32's k or v): (code − zero) · scale per
+    (b, h, token), or code · scale with the scale per token or per group of E/groups channels."""
     t = {n: x.to(torch.float64) for n, x in tensors.items() if n.startswith(name)}
-    return (t[name] - t[f"{name}_zero"][..., None]) * t[f"{name}_scale"][..., None]
+    codes, scale = t[name], t[f"{name}_scale"]
+    if f"{name}_zero" in t:
+        return (codes - t[f"{name}_zero"][..., None]) * scale[..., None]
+    if scale.dim() == 3:
+        return codes * scale[..., None]
+    return codes * scale.repeat_interleave(codes.shape[-1] // scale.shape[-1], dim=-1)
 
 
 def bound(variant, inputs, ref, dtype="float32"):

@@ -485,6 +485,35 @@ def test_quantize_into_cache_writes_tokens_in_place_for_decode_u8():
     assert scale[0, 0, 2].item() == pytest.approx(7 / 255, rel=1e-6)
 
 
+def test_quantize_into_cache_writes_int8_codes_by_group_for_decode_i8_g32():
+    # Symmetric int8 codes with a scale per 32 channels (torch tensors, in place): each value within half a step, the
+    # largest magnitude of each group ±127; decode_i8_g32 and decode_i8 over such caches equal decode over their values.
+    gen = torch.Generator().manual_seed(7)
+    b, h, hkv, e, lmax = 2, 4, 2, 64, 24
+    lengths = torch.tensor([0, 5], dtype=torch.int32)
+    for variant, groups in (("decode_i8_g32", 2), ("decode_i8", None)):
+        scale_shape = (b, hkv, lmax) + ((groups,) if groups else ())
+        cache = {n: torch.zeros(b, hkv, lmax, e, dtype=torch.int8) for n in ("k", "v")}
+        cache.update({f"{n}_scale": torch.zeros(scale_shape) for n in ("k", "v")})
+        for n in ("k", "v"):
+            x = torch.randn(b, hkv, 19, e, generator=gen)
+            attnforge.quantize_into_cache(x, lengths, cache[n], cache[f"{n}_scale"])
+            step = cache[f"{n}_scale"] if groups else cache[f"{n}_scale"][..., None]
+            step = step.repeat_interleave(e // (groups or 1), dim=-1)
+            for i, first in enumerate(lengths.tolist()):
+                got = cache[n][i, :, first:first + 19].double() * step[i, :, first:first + 19]
+                assert torch.all((got - x[i]).abs() <= 0.5 * step[i, :, first:first + 19] * (1 + 1e-5) + 1e-6)
+                top = cache[n][i, :, first:first + 19].abs().reshape(hkv, 19, -1, e // (groups or 1)).amax(-1)
+                assert torch.all(top == 127)
+        kv_length = lengths + 19
+        dense = {n: (cache[n].double() * (cache[f"{n}_scale"] if groups else cache[f"{n}_scale"][..., None])
+                     .repeat_interleave(e // (groups or 1), dim=-1)).float() for n in ("k", "v")}
+        q = torch.randn(b, h, 1, e, generator=gen)
+        got = attnforge.run(variant, q=q, kv_length=kv_length, **cache)
+        want = attnforge.run("decode", q=q, k=dense["k"], v=dense["v"], kv_length=kv_length)
+        assert (got - want).abs().max() <= 1e-4 * (1 + want.abs().max())
+
+
 def test_quantize_into_cache_refuses_bad_input():
     codes, scale, zero = np.zeros((1, 1, 4, 8), np.uint8), np.zeros((1, 1, 4), np.float32), np.zeros((1, 1, 4), np.float32)
     x = np.ones((1, 1, 2, 8), np.float32)
@@ -494,6 +523,10 @@ def test_quantize_into_cache_refuses_bad_input():
         attnforge.quantize_into_cache(x, np.array([0], np.int32), codes.astype(np.float32), scale, zero)
     with pytest.raises(ValueError, match="kv_length must be int32, given int64"):
         attnforge.quantize_into_cache(x, np.array([0]), codes, scale, zero)
+    with pytest.raises(ValueError, match="codes must be int8, given uint8"):  # no zero point: symmetric int8 codes
+        attnforge.quantize_into_cache(x, np.array([0], np.int32), codes, scale)
+    with pytest.raises(ValueError, match=r"with G dividing E = 8 .*; given \(1, 1, 4, 3\)"):
+        attnforge.quantize_into_cache(x, np.array([0], np.int32), codes.astype(np.int8), np.zeros((1, 1, 4, 3), np.float32))
     with pytest.raises(ValueError, match="writable"):
         read_only = codes.copy()
         read_only.flags.writeable = False

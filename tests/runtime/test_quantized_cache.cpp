@@ -1,7 +1,8 @@
-// Writing tokens into a uint8 cache quantized by token (runtime/quantized_cache.hpp): the rule (codes within half a
-// step of the values, the extremes codes 0 and 255, constant rows exact), the slots written and no others, and bad
-// input refused before anything is written; then a decode_u8 kernel over the cache it wrote equals decode over the
-// values that cache stands for.
+// Writing tokens into a quantized cache (runtime/quantized_cache.hpp): uint8 by token (codes within half a step of
+// the values, the extremes codes 0 and 255, constant rows exact) and int8 symmetric by token or group of channels
+// (within half a step, the largest magnitude ±127, 0 exact), the slots written and no others, and bad input refused
+// before anything is written; then the decode_u8, decode_i8 and decode_i8_g32 kernels over the caches it wrote equal
+// decode over the values those caches stand for.
 #define BOOST_TEST_MODULE quantized_cache
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
@@ -48,6 +49,36 @@ struct Cache {
         const std::size_t row = static_cast<std::size_t>((b * H + h) * Lmax + l);
         return (codes.u8[row * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)] - double(zero.f32[row])) *
                scale.f32[row];
+    }
+};
+
+// An int8 cache: codes and a scale per group of G channels of a token (G = E: per token, scales (B, H, Lmax)).
+struct SymmetricCache {
+    std::int64_t B, H, Lmax, E, G;
+    runtime::Tensor codes, scale;
+    SymmetricCache(std::int64_t b, std::int64_t h, std::int64_t lmax, std::int64_t e, std::int64_t g)
+        : B(b),
+          H(h),
+          Lmax(lmax),
+          E(e),
+          G(g),
+          codes(runtime::Tensor::codes({b, h, lmax, e}, element_type::int8)),
+          scale(g == e ? runtime::Tensor::float32({b, h, lmax}) : runtime::Tensor::float32({b, h, lmax, e / g})) {
+        std::fill(codes.u8.begin(), codes.u8.end(), 7);
+        std::fill(scale.f32.begin(), scale.f32.end(), -1.0f);
+    }
+    void write(const runtime::Tensor& values, const runtime::Tensor& lengths) {
+        runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
+                                     runtime::output_view_of(codes), runtime::output_view_of(scale));
+    }
+    std::int8_t code(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        return static_cast<std::int8_t>(codes.u8[static_cast<std::size_t>(((b * H + h) * Lmax + l) * E + e)]);
+    }
+    float scale_of(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        return scale.f32[static_cast<std::size_t>(((b * H + h) * Lmax + l) * (E / G) + e / G)];
+    }
+    double value(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        return double(code(b, h, l, e)) * scale_of(b, h, l, e);
     }
 };
 
@@ -137,23 +168,82 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_is_written) {
                                      runtime::output_view_of(float_codes), runtime::output_view_of(cache.scale),
                                      runtime::output_view_of(cache.zero));
     });
-    BOOST_TEST(wrong_type.find("codes must be uint8; given float32") != std::string::npos, wrong_type);
+    BOOST_TEST(wrong_type.find("codes must be uint8") != std::string::npos, wrong_type);
+    BOOST_TEST(wrong_type.find("given float32") != std::string::npos, wrong_type);
     for (float s : cache.scale.f32) BOOST_TEST(s == -1.0f);
 }
 
-// decode_u8 over a cache written token by token (a prompt, then one token at a time) gives decode's output on the
-// values the cache stands for: the kernels read the codes as the rule defines them.
-BOOST_AUTO_TEST_CASE(decode_u8_reads_what_was_written) {
-    const std::int64_t B = 2, H = 8, Hkv = 2, E = 64, Lmax = 40;
-    Cache k(B, Hkv, Lmax, E), v(B, Hkv, Lmax, E);
-    runtime::Tensor lengths = runtime::Tensor::int32({B}, {0, 0});
+BOOST_AUTO_TEST_CASE(int8_codes_are_within_half_a_step_of_their_group) {
+    for (std::int64_t G : {64, 32, 16}) {  // per token (G = E), q8_0's blocks, smaller groups
+        BOOST_TEST_CONTEXT("G = " << G) {
+            SymmetricCache cache(2, 2, 6, 64, G);
+            runtime::Tensor x = random_values({2, 2, 3, 64}, 5);
+            std::fill(x.f32.begin() + 64, x.f32.begin() + 128, 0.0f);  // a zero row: exact, its scale 1
+            cache.write(x, runtime::Tensor::int32({2}, {0, 3}));
+            for (std::int64_t b = 0; b < 2; ++b)
+                for (std::int64_t h = 0; h < 2; ++h)
+                    for (std::int64_t l = 0; l < 6; ++l) {
+                        const std::int64_t n = l - (b == 0 ? 0 : 3);
+                        if (n < 0 || n >= 3) {
+                            BOOST_TEST(cache.scale_of(b, h, l, 0) == -1.0f);
+                            BOOST_TEST(cache.code(b, h, l, 0) == 7);
+                            continue;
+                        }
+                        for (std::int64_t g = 0; g < 64 / G; ++g) {
+                            float top = 0.0f;
+                            for (std::int64_t e = g * G; e < (g + 1) * G; ++e)
+                                top = std::max(
+                                    top, std::abs(x.f32[static_cast<std::size_t>(((b * 2 + h) * 3 + n) * 64 + e)]));
+                            const float s = cache.scale_of(b, h, l, g * G);
+                            BOOST_TEST(s == (top > 0 ? top / 127.0f : 1.0f), boost::test_tools::tolerance(1e-6f));
+                            for (std::int64_t e = g * G; e < (g + 1) * G; ++e) {
+                                const double v = x.f32[static_cast<std::size_t>(((b * 2 + h) * 3 + n) * 64 + e)];
+                                BOOST_TEST(std::abs(cache.value(b, h, l, e) - v) <= 0.5 * s + 1e-5 * (std::abs(v) + 1));
+                                if (top > 0 && std::abs(v) == top) BOOST_TEST(std::abs(cache.code(b, h, l, e)) == 127);
+                                if (v == 0) BOOST_TEST(cache.value(b, h, l, e) == 0.0);
+                            }
+                        }
+                    }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(int8_bad_input_is_refused) {
+    SymmetricCache cache(1, 1, 4, 64, 32);
+    const runtime::Tensor x = random_values({1, 1, 1, 64}, 6);
+    const runtime::Tensor lengths = runtime::Tensor::int32({1}, {0});
+    runtime::Tensor three_groups = runtime::Tensor::float32({1, 1, 4, 3});  // 3 does not divide E = 64
+    const std::string groups = error_of([&] {
+        runtime::quantize_into_cache(runtime::view_of(x), runtime::view_of(lengths),
+                                     runtime::output_view_of(cache.codes), runtime::output_view_of(three_groups));
+    });
+    BOOST_TEST(groups.find("with G dividing E = 64") != std::string::npos, groups);
+    BOOST_TEST(groups.find("given (1, 1, 4, 3)") != std::string::npos, groups);
+    Cache uint8_cache(1, 1, 4, 64);  // uint8 codes without a zero point
+    const std::string type = error_of([&] {
+        runtime::quantize_into_cache(runtime::view_of(x), runtime::view_of(lengths),
+                                     runtime::output_view_of(uint8_cache.codes), runtime::output_view_of(cache.scale));
+    });
+    BOOST_TEST(type.find("codes must be int8") != std::string::npos, type);
+    for (float s : cache.scale.f32) BOOST_TEST(s == -1.0f);
+}
+
+// Writes a prompt of 30 tokens, then five single tokens, into caches k and v (of type Cache or SymmetricCache); then
+// `variant` over them (its inputs: the caches' tensors by name) must give decode's output on the values they stand
+// for: the kernels read the codes as the rule defines them.
+template <class C>
+void expect_decode_of_written_cache(const std::string& variant, C& k, C& v,
+                                    const std::function<runtime::TensorMap(const runtime::Tensor&)>& cache_inputs,
+                                    unsigned seed) {
+    const std::int64_t B = k.B, Hkv = k.H, E = k.E, Lmax = k.Lmax, H = 4 * Hkv;
+    runtime::Tensor lengths = runtime::Tensor::int32({B}, std::vector<std::int32_t>(static_cast<std::size_t>(B), 0));
     for (std::int64_t step = 0; step < 6; ++step) {
         const std::int64_t n = step == 0 ? 30 : 1;
-        k.write(random_values({B, Hkv, n, E}, 10 + unsigned(step)), lengths);
-        v.write(random_values({B, Hkv, n, E}, 20 + unsigned(step)), lengths);
+        k.write(random_values({B, Hkv, n, E}, seed + unsigned(step)), lengths);
+        v.write(random_values({B, Hkv, n, E}, seed + 10 + unsigned(step)), lengths);
         for (auto& l : lengths.i32) l += static_cast<std::int32_t>(n);
     }
-    const runtime::Tensor q = random_values({B, H, 1, E}, 30, 1.0f);
+    const runtime::Tensor q = random_values({B, H, 1, E}, seed + 20, 1.0f);
     runtime::Tensor dense_k = runtime::Tensor::float32({B, Hkv, Lmax, E}), dense_v = dense_k;
     for (std::int64_t b = 0; b < B; ++b)
         for (std::int64_t h = 0; h < Hkv; ++h)
@@ -163,17 +253,43 @@ BOOST_AUTO_TEST_CASE(decode_u8_reads_what_was_written) {
                     dense_k.f32[i] = static_cast<float>(k.value(b, h, l, e));
                     dense_v.f32[i] = static_cast<float>(v.value(b, h, l, e));
                 }
-    const runtime::Tensor quantized = runtime::run("decode_u8", {{"q", q},
-                                                                 {"k", k.codes},
-                                                                 {"k_scale", k.scale},
-                                                                 {"k_zero", k.zero},
-                                                                 {"v", v.codes},
-                                                                 {"v_scale", v.scale},
-                                                                 {"v_zero", v.zero},
-                                                                 {"kv_length", lengths}});
+    runtime::TensorMap inputs = cache_inputs(lengths);
+    inputs.emplace("q", q);
+    const runtime::Tensor quantized = runtime::run(variant, inputs);
     const runtime::Tensor dense =
         runtime::run("decode", {{"q", q}, {"k", dense_k}, {"v", dense_v}, {"kv_length", lengths}});
     BOOST_REQUIRE(quantized.f32.size() == dense.f32.size());
     for (std::size_t i = 0; i < dense.f32.size(); ++i)
         BOOST_TEST(std::abs(quantized.f32[i] - dense.f32[i]) <= 1e-4f * (1.0f + std::abs(dense.f32[i])));
+}
+
+BOOST_AUTO_TEST_CASE(decode_u8_reads_what_was_written) {
+    Cache k(2, 2, 40, 64), v(2, 2, 40, 64);
+    expect_decode_of_written_cache(
+        "decode_u8", k, v,
+        [&](const runtime::Tensor& lengths) {
+            return runtime::TensorMap{{"k", k.codes},       {"k_scale", k.scale}, {"k_zero", k.zero},    {"v", v.codes},
+                                      {"v_scale", v.scale}, {"v_zero", v.zero},   {"kv_length", lengths}};
+        },
+        10);
+}
+
+// decode_i8 (a scale per token) and decode_i8_g32 (per 32 channels).
+BOOST_AUTO_TEST_CASE(decode_i8_reads_what_was_written) {
+    for (const auto& [variant, G] :
+         {std::pair{"decode_i8", std::int64_t{64}}, std::pair{"decode_i8_g32", std::int64_t{32}}}) {
+        BOOST_TEST_CONTEXT(variant) {
+            SymmetricCache k(2, 2, 40, 64, G), v(2, 2, 40, 64, G);
+            expect_decode_of_written_cache(
+                variant, k, v,
+                [&](const runtime::Tensor& lengths) {
+                    return runtime::TensorMap{{"k", k.codes},
+                                              {"k_scale", k.scale},
+                                              {"v", v.codes},
+                                              {"v_scale", v.scale},
+                                              {"kv_length", lengths}};
+                },
+                40);
+        }
+    }
 }

@@ -49,7 +49,8 @@ int bench(const BenchOptions&, std::ostream& out, std::ostream& err);
 
 struct QuantizeOptions {
     std::string values;                // (B, Hkv, Lnew, E) .npy: the new tokens' keys or values
-    std::string codes, scale, zero;    // the cache's files: read where codes exists, written
+    std::string codes, scale, zero;    // the cache's files: read where codes exists, written; no zero: int8 codes
+    std::optional<std::int64_t> group;  // a new int8 cache's scale per `group` channels (default: per token)
     std::string kv_length;             // optional (B) int32 .npy: where the new tokens go (zeros)
     std::optional<std::int64_t> lmax;  // slots of a new cache (default Lnew)
 };

@@ -125,13 +125,21 @@ int main(int argc, char** argv) {
     attnforge::cli::QuantizeOptions quantize;
     auto* quantize_cmd = app.add_subcommand(
         "quantize",
-        "Write new tokens' keys or values (B, Hkv, Lnew, E) into a uint8 cache quantized by token (decode_u8's k, "
-        "k_scale, k_zero or v, v_scale, v_zero): into the cache the three files hold where --codes exists, else into a "
-        "new one of --lmax slots. scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / scale)");
+        "Write new tokens' keys or values (B, Hkv, Lnew, E) into a quantized cache: into the cache its files hold "
+        "where "
+        "--codes exists, else into a new one of --lmax slots. With --zero, uint8 codes by token (decode_u8's k, "
+        "k_scale, k_zero): scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / scale). Without, "
+        "int8 codes with a scale per token or per --group channels (decode_i8's k, k_scale; decode_i8_g32 with "
+        "--group 32): scale = max|x| / 127, code = round(x / scale)");
     quantize_cmd->add_option("--values", quantize.values, "The new tokens, (B, Hkv, Lnew, E) .npy")->required();
-    quantize_cmd->add_option("--codes", quantize.codes, "The cache's codes, (B, Hkv, Lmax, E) uint8 .npy")->required();
-    quantize_cmd->add_option("--scale", quantize.scale, "Its scales, (B, Hkv, Lmax) float32 .npy")->required();
-    quantize_cmd->add_option("--zero", quantize.zero, "Its zero points, (B, Hkv, Lmax) float32 .npy")->required();
+    quantize_cmd->add_option("--codes", quantize.codes, "The cache's codes, (B, Hkv, Lmax, E) uint8 or int8 .npy")
+        ->required();
+    quantize_cmd
+        ->add_option("--scale", quantize.scale, "Its scales, (B, Hkv, Lmax) or (B, Hkv, Lmax, E/G) float32 .npy")
+        ->required();
+    quantize_cmd->add_option("--zero", quantize.zero, "Its zero points, (B, Hkv, Lmax) float32 .npy: a uint8 cache");
+    quantize_cmd->add_option("--group", quantize.group, "A new int8 cache's scale per G channels (default: per token)")
+        ->check(attnforge::cli::positive);
     quantize_cmd->add_option("--kv-length", quantize.kv_length,
                              "(B) int32 .npy: the slot each entry's first new token goes to (default 0); not changed");
     quantize_cmd->add_option("--lmax", quantize.lmax, "Slots of a new cache (default: Lnew)")

@@ -22,6 +22,8 @@ GivenType given_type(io::npy_dtype t) {
         case io::npy_dtype::uint8: return GivenType::uint8;
         case io::npy_dtype::int32: return GivenType::int32;
         case io::npy_dtype::float16: return GivenType::float16;
+        case io::npy_dtype::int8:
+            return GivenType::int8;
     }
     return GivenType::other;
 }

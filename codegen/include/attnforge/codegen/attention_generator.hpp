@@ -275,6 +275,13 @@ private:
                                                 "to generate (E=64,80,...), one kernel each");
                 d = {dsl::dim_spec::axis::fixed, {}, head_width};
                 runtime_width = true;
+            } else if (d.role == dsl::dim_spec::axis::head_width_groups) {
+                // Group scales (B, H, L, E/G): E/G groups at this kernel's E.
+                if (head_width % d.size != 0)
+                    throw std::invalid_argument("attnforge generator: '" + variant.value() + "' reads scales per " +
+                                                std::to_string(d.size) + " channels: E=" + std::to_string(head_width) +
+                                                " is not a multiple of it");
+                d = {dsl::dim_spec::axis::fixed, {}, head_width / d.size};
             }
         return runtime_width;
     }

@@ -201,9 +201,28 @@ struct read_index_count {
 template <fixed_string Node, bool SameSequence, bool SameHeads>
 struct quantization_values_match_codes {
     static constexpr bool ok = SameSequence && SameHeads;
+    static_assert(
+        ok,
+        "attnforge: dequantize: the scales and zero points must be per token of the codes' own sequence and "
+        "heads, (B, H, L) or (B, H, L, E/G) beside codes (B, H, L, E) (node in the instantiation line above)");
+};
+
+template <fixed_string Node, bool Int8>
+struct symmetric_codes_are_int8 {
+    static constexpr bool ok = Int8;
     static_assert(ok,
-                  "attnforge: dequantize: the scales and zero points must be per token of the codes' own sequence and "
-                  "heads, (B, H, L) beside codes (B, H, L, E) (node in the instantiation line above)");
+                  "attnforge: dequantize(codes, scales): codes without a zero point are symmetric and must be int8; "
+                  "uint8 codes take a zero point, dequantize(codes, scale, zero) (node in the instantiation line "
+                  "above)");
+};
+
+template <fixed_string Node, bool SameWidth>
+struct group_scales_match_codes {
+    static constexpr bool ok = SameWidth;
+    static_assert(
+        ok,
+        "attnforge: dequantize(codes, scales): group scales (B, H, L, E/G) must be of the codes' head width E "
+        "(node in the instantiation line above)");
 };
 
 template <fixed_string Node, bool ScaleRole, bool ZeroRole>

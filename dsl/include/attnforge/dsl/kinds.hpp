@@ -15,6 +15,7 @@
 //   cache_lengths (B) int32: the valid length of sequence Seq's cache per batch entry, in [0, L[Seq]]
 //   codes        (B, H, L, E) uint8 or int8: a quantized cache's stored values, read through dequantize()
 //   token_values (B, H, L) float32: one number per (b, h, token), a quantized cache's scales or zero points
+//   group_scales (B, H, L, E/G) float32: one scale per G channels of a token, a quantized cache's (int8 codes)
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
@@ -237,6 +238,22 @@ struct token_values_kind {
     }();
 };
 
+// (B, H, L, E/G) float32: a quantized cache's scale per group of G consecutive channels of each (b, h, token), for
+// codes of head width E (llama.cpp's q8_0 blocks: G = 32). Float32 in every kernel, as token_values.
+template <fixed_string Seq, int H, int E, int G>
+struct group_scales_kind {
+    static_assert(G > 0, "attnforge: a group of channels has at least one");
+    static_assert(E == runtime_head_width || E % G == 0,
+                  "attnforge: group_scales: the head width E must be a multiple of the group size G");
+    static constexpr auto seq = Seq;
+    static constexpr int heads = H;
+    static constexpr int head_width = E;
+    static constexpr int group = G;
+    static constexpr bool batched = true;
+    static constexpr auto label =
+        cat("group_scales(H=", size_label<H, runtime_kv_heads, "Hkv">(), ", L[", Seq, "], E/", int_string<G>(), ")");
+};
+
 // Kind tests, SFINAE-friendly (they never hard-error).
 template <class K>
 struct is_activation : std::false_type {};
@@ -307,6 +324,11 @@ template <fixed_string S, int H, quantization_role R>
 struct is_token_values<token_values_kind<S, H, R>> : std::true_type {};
 
 template <class K>
+struct is_group_scales : std::false_type {};
+template <fixed_string S, int H, int E, int G>
+struct is_group_scales<group_scales_kind<S, H, E, G>> : std::true_type {};
+
+template <class K>
 inline constexpr bool is_activation_v = is_activation<K>::value;
 template <class K>
 inline constexpr bool is_heads_v = is_heads<K>::value;
@@ -323,7 +345,8 @@ constexpr int kind_rank() {
     int own = 0;
     if constexpr (is_activation_v<K>)
         own = 2;
-    else if constexpr (is_heads_v<K> || is_scores_v<K> || is_broadcast_mask<K>::value || is_codes<K>::value)
+    else if constexpr (is_heads_v<K> || is_scores_v<K> || is_broadcast_mask<K>::value || is_codes<K>::value ||
+                       is_group_scales<K>::value)
         own = 3;
     else if constexpr (is_token_values<K>::value)
         own = 2;

@@ -16,9 +16,9 @@
 
 namespace attnforge::io {
 
-enum class npy_dtype { float32, float64, boolean, uint8, int32, float16 };
+enum class npy_dtype { float32, float64, boolean, uint8, int32, float16, int8 };
 
-// "<f4", "<f8", "|b1", "|u1", "<i4", "<f2"
+// "<f4", "<f8", "|b1", "|u1", "<i4", "<f2", "|i1"
 const char* npy_descr(npy_dtype dtype);
 // Bytes per element: 8, 4, 2 or 1.
 std::size_t npy_item_bytes(npy_dtype dtype);
@@ -35,7 +35,7 @@ struct NpyArray {
 NpyArray parse_npy(std::span<const std::byte> file, const std::string& source);
 NpyArray read_npy(const std::string& path);
 
-// Values as float64 (bool and uint8 masks become 0 or 1).
+// Values as float64 (bool and uint8 masks become 0 or 1; int8 codes their value).
 interp::Tensor to_tensor(const NpyArray& array);
 
 // Writes `tensor` as float32 (<f4, version 1.0). Writes to a temporary file beside `path` and renames
@@ -44,5 +44,7 @@ void write_npy(const std::string& path, const interp::Tensor& tensor);
 void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const float> values);
 // Writes uint8 values as |u1 (version 1.0): a quantized cache's codes (attnforge quantize), the same way.
 void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const std::uint8_t> codes);
+// Writes int8 codes as |i1 (version 1.0), the same way.
+void write_npy(const std::string& path, const std::vector<std::int64_t>& shape, std::span<const std::int8_t> codes);
 
 }  // namespace attnforge::io

@@ -1,11 +1,16 @@
-// Writing new tokens into a quantized KV cache (docs/contract.md §1, caches): the operation that makes the codes a
-// `decode_u8` kernel reads. By token, as OpenVINO's CPU plugin stores its u8 caches: each row x of E values (one
-// token of one KV head) gets its own scale and zero point from its range,
-//   scale = (max x − min x) / 255        (1 where the row is constant: its codes are then all 0),
-//   zero  = −min x / scale,
-//   code  = round half to even((x − min x) / scale), clamped to [0, 255],
-// so that (code − zero) · scale is x within scale / 2 (plus float32 rounding), and a constant row exactly.
-// docs/storage_types.md gives the rule and the error it makes beside OpenVINO's and a q8_0 cache's.
+// Writing new tokens into a quantized KV cache (docs/contract.md §1, caches): the operation that makes the codes the
+// decode_u8, decode_i8 and decode_i8_g32 kernels read. Two rules, by the codes' type:
+//   uint8, by token, as OpenVINO's CPU plugin stores its u8 caches: each row x of E values (one token of one KV
+//   head) gets its own scale and zero point from its range,
+//     scale = (max x − min x) / 255        (1 where the row is constant: its codes are then all 0),
+//     zero  = −min x / scale,
+//     code  = round half to even((x − min x) / scale), clamped to [0, 255],
+//   so that (code − zero) · scale is x within scale / 2 (plus float32 rounding), and a constant row exactly;
+//   int8, symmetric, each group x of G channels of a row (G = E: the row; G = 32: llama.cpp's q8_0 blocks),
+//     scale = max |x| / 127                (1 where the group is all 0),
+//     code  = round half to even(x / scale), clamped to [−127, 127],
+//   so that code · scale is x within scale / 2 (plus float32 rounding), and 0 exactly.
+// docs/storage_types.md gives the rules and the errors they make beside OpenVINO's and a q8_0 cache's.
 #pragma once
 
 #include <attnforge/runtime/tensor_view.hpp>
@@ -20,11 +25,18 @@ namespace attnforge::runtime {
 void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
                          const OutputView& scale, const OutputView& zero);
 
+// The same for int8 codes (B, Hkv, Lmax, E) with their scales, per token (B, Hkv, Lmax) or per group of G channels
+// (B, Hkv, Lmax, E/G): G is E divided by the scales' last size, which must divide E.
+void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
+                         const OutputView& scale);
+
 // One row's scale and zero point and its codes, by the rule above (what quantize_into_cache does per row): `codes`
 // holds n bytes.
 struct RowQuantization {
     float scale, zero;
 };
 RowQuantization quantize_row(const float* x, std::int64_t n, std::uint8_t* codes);
+// One group's symmetric scale and its codes (n of them), by the int8 rule above: returns the scale.
+float quantize_symmetric(const float* x, std::int64_t n, std::int8_t* codes);
 
 }  // namespace attnforge::runtime

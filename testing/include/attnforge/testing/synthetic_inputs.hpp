@@ -65,6 +65,9 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
             case dsl::dim_spec::axis::head_width:
                 shape.push_back(s.head_width);
                 break;
+            case dsl::dim_spec::axis::head_width_groups:
+                shape.push_back(s.head_width / d.size);
+                break;
             case dsl::dim_spec::axis::fixed:
                 shape.push_back(d.size);
                 break;

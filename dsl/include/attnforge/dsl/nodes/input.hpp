@@ -54,7 +54,7 @@ constexpr auto heads_input() {
 }
 
 // The codes of a quantized KV cache (B, H, L, E), uint8 or int8 (Code), H and E as heads_input's: read by
-// dequantize(codes, scale, zero) (nodes/dequantize.hpp), never as heads themselves.
+// dequantize(codes, scale, zero) or dequantize(codes, scales) (nodes/dequantize.hpp), never as heads themselves.
 template <fixed_string Name, int E, fixed_string Seq = Name, int H = runtime_heads,
           element_type Code = element_type::uint8>
 constexpr auto quantized_codes() {
@@ -67,6 +67,13 @@ constexpr auto quantized_codes() {
 template <fixed_string Name, fixed_string Seq, int H = runtime_heads, quantization_role Role = quantization_role::scale>
 constexpr auto token_values() {
     return input_node<Name, token_values_kind<Seq, H, Role>>{};
+}
+
+// (B, H, L, E/G) float32: a quantized cache's scale per group of G channels of each (b, h, token), for codes of head
+// width E (E and H as the codes'): dequantize(codes, scales) (int8 codes, no zero point).
+template <fixed_string Name, fixed_string Seq, int H, int E, int G>
+constexpr auto group_scales() {
+    return input_node<Name, group_scales_kind<Seq, H, E, G>>{};
 }
 
 // A projection weight (D_in, D_out); projections multiply on the right: X · W.

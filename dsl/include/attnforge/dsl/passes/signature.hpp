@@ -16,11 +16,12 @@
 namespace attnforge::dsl {
 
 // One axis of a tensor: the batch B, the length of a named sequence, a run-time head count H, the keys' and
-// values' run-time head count Hkv (a divisor of H), a run-time head width E, or a static size.
+// values' run-time head count Hkv (a divisor of H), a run-time head width E, the number E/G of groups of G channels
+// in it (a quantized cache's group scales), or a static size.
 struct dim_spec {
-    enum class axis { batch, sequence, heads, fixed, kv_heads, head_width } role;
+    enum class axis { batch, sequence, heads, fixed, kv_heads, head_width, head_width_groups } role;
     std::string sequence;  // for role::sequence
-    long long size = 0;    // for role::fixed
+    long long size = 0;    // for role::fixed; G for role::head_width_groups
     // The tensor may also have 1 there and is read as if repeated along the axis (PyTorch's broadcasting of a mask
     // over the batch and the heads): a size 1 binds nothing.
     bool broadcast = false;
@@ -38,6 +39,8 @@ struct dim_spec {
                 return "Hkv";
             case axis::head_width:
                 return "E";
+            case axis::head_width_groups:
+                return "E/" + std::to_string(size);
             default:
                 return std::to_string(size);
         }
@@ -58,7 +61,7 @@ struct tensor_spec {
     default_rule when_missing = default_rule::required;
     int default_scale_width = -1;
     double default_value = 0;
-    // A quantized cache's scales or zero points (token_values): what the input is to its codes.
+    // A quantized cache's scales or zero points (token_values, group_scales): what the input is to its codes.
     std::optional<quantization_role> quantization = std::nullopt;
 
     bool optional() const { return when_missing != default_rule::required; }
@@ -99,6 +102,10 @@ std::vector<dim_spec> dims_of_kind() {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), width});
     } else if constexpr (is_token_values<Kind>::value) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view())});
+    } else if constexpr (is_group_scales<Kind>::value) {
+        const dim_spec groups = Kind::head_width == runtime_head_width ? dim_spec{R::head_width_groups, {}, Kind::group}
+                                                                       : fixed(Kind::head_width / Kind::group);
+        d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), groups});
     } else if constexpr (is_scores_v<Kind>) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
     } else if constexpr (is_broadcast_mask<Kind>::value) {
@@ -146,6 +153,7 @@ void set_default_of_kind(tensor_spec& spec) {
     if constexpr (is_scale<Kind>::value) spec.default_scale_width = Kind::width;
     if constexpr (requires { Kind::default_value; }) spec.default_value = Kind::default_value;
     if constexpr (is_token_values<Kind>::value) spec.quantization = Kind::role;
+    if constexpr (is_group_scales<Kind>::value) spec.quantization = quantization_role::scale;
 }
 
 template <class Kind>

@@ -1,10 +1,13 @@
 // Decoding over a quantized KV cache (docs/contract.md §1, caches; docs/storage_types.md): `decode` whose keys and
-// values are stored as uint8 codes with a float32 scale and zero point per (b, h, token), OpenVINO's by-token layout:
-//   decode_u8   q (B, H, Lq, E); k, v (B, Hkv, Lmax, E) uint8; k_scale, k_zero, v_scale, v_zero (B, Hkv, Lmax)
-//               float32; kv_length (B) int32. H, Hkv and E at run time, scale optional, as decode's.
-// It means decode over K = (k − k_zero)·k_scale and V = (v − v_zero)·v_scale; the kernels read a quarter of a
-// float32 cache's bytes (plus 8 bytes a token and head) and convert the codes in registers. attnforge::quantize_
-// into_cache (runtime/quantized_cache.hpp) writes new tokens into such a cache.
+// values are stored as 8-bit codes with float32 scales. q (B, H, Lq, E), kv_length (B) int32, H, Hkv and E at run
+// time, scale optional, as decode's; k, v (B, Hkv, Lmax, E) codes and their scales:
+//   decode_u8      uint8 with a scale and zero point per (b, h, token), k_scale, k_zero, v_scale, v_zero
+//                  (B, Hkv, Lmax): OpenVINO's by-token layout. K = (k − k_zero)·k_scale, V likewise.
+//   decode_i8      int8, symmetric, a scale per (b, h, token), k_scale, v_scale (B, Hkv, Lmax). K = k·k_scale.
+//   decode_i8_g32  int8, symmetric, a scale per 32 channels of a token, k_scale, v_scale (B, Hkv, Lmax, E/32):
+//                  llama.cpp's q8_0 blocks (with float32 scales). K = k·k_scale[..., e/32]. E a multiple of 32.
+// The kernels read about a quarter of a float32 cache's bytes and convert the codes in registers.
+// attnforge::quantize_into_cache (runtime/quantized_cache.hpp) writes new tokens into such a cache.
 #pragma once
 
 #include <attnforge/dsl/nodes/dequantize.hpp>
@@ -21,8 +24,26 @@ constexpr auto quantized_cache() {
                       token_values<Zero, "kv", runtime_kv_heads, quantization_role::zero>());
 }
 
+// int8 codes of sequence "kv" without a zero point: a scale per token (Group 0) or per Group channels.
+template <fixed_string Codes, fixed_string Scale, int Group>
+constexpr auto symmetric_cache() {
+    constexpr auto codes = quantized_codes<Codes, runtime_head_width, "kv", runtime_kv_heads, element_type::int8>();
+    if constexpr (Group == 0)
+        return dequantize(codes, token_values<Scale, "kv", runtime_kv_heads, quantization_role::scale>());
+    else
+        return dequantize(codes, group_scales<Scale, "kv", runtime_kv_heads, runtime_head_width, Group>());
+}
+
 inline constexpr auto decode_u8 = make_graph<"decode_u8">(attention(sdpa_q, quantized_cache<"k", "k_scale", "k_zero">(),
                                                                     quantized_cache<"v", "v_scale", "v_zero">(),
                                                                     sdpa_scale, kv_cache(kv_length), causal));
+
+inline constexpr auto decode_i8 =
+    make_graph<"decode_i8">(attention(sdpa_q, symmetric_cache<"k", "k_scale", 0>(),
+                                      symmetric_cache<"v", "v_scale", 0>(), sdpa_scale, kv_cache(kv_length), causal));
+
+inline constexpr auto decode_i8_g32 = make_graph<"decode_i8_g32">(
+    attention(sdpa_q, symmetric_cache<"k", "k_scale", 32>(), symmetric_cache<"v", "v_scale", 32>(), sdpa_scale,
+              kv_cache(kv_length), causal));
 
 }  // namespace attnforge::dsl::variants

@@ -314,13 +314,21 @@ Tensor evaluate(const dsl::rope_node<X, P>& n, Context& ctx) {
     return ops::rope(x, n.base, offsets);
 }
 
-// A quantized cache's values, (u − zero) · scale per (b, h, token): element-wise, in float64.
+// A quantized cache's values, element-wise in float64: (u − zero) · scale per (b, h, token), or, symmetric,
+// c · scale with a scale per token or per group of G channels (scales (B, H, L, E/G)).
 template <class C, class S, class Z>
 Tensor evaluate(const dsl::dequantize_node<C, S, Z>& n, Context& ctx) {
+    using Node = dsl::dequantize_node<C, S, Z>;
     Tensor x = evaluate(n.codes, ctx);
-    const Tensor scale = evaluate(n.scale, ctx), zero = evaluate(n.zero, ctx);
+    const Tensor scale = evaluate(n.scale, ctx);
     const std::size_t E = static_cast<std::size_t>(x.shape.back());
-    for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = (x.data[i] - zero.data[i / E]) * scale.data[i / E];
+    const std::size_t G = Node::grouped ? static_cast<std::size_t>(Node::group) : E, groups = E / G;
+    if constexpr (Node::symmetric) {
+        for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] *= scale.data[(i / E) * groups + (i % E) / G];
+    } else {
+        const Tensor zero = evaluate(n.zero, ctx);
+        for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = (x.data[i] - zero.data[i / E]) * scale.data[i / E];
+    }
     return x;
 }
 
