@@ -2,8 +2,9 @@
 # some storage types, written as a list of the build's own. Options (CMakeLists.txt, docs/setup.md):
 #   ATTNFORGE_ONLY_VARIANTS  a ;-list of variants: their lines only
 #   ATTNFORGE_HEAD_WIDTHS    head widths joined by commas: each line's E= list keeps those it has; a width no line
-#                            lists is added to the lines that list 64 (the schedules made for any width); a line
-#                            left with no width is dropped
+#                            lists is added to the lines that list 64 (the schedules made for any width) unless the
+#                            line says its variant serves only multiples of N (E_multiple=N) and it is not one; a
+#                            line left with no width is dropped
 #   ATTNFORGE_STORAGE_TYPES  storage types joined by commas, float32 among them: each line's dtype= list keeps those;
 #                            a line left with none, or whose inputs of their own (dtype.<input>=T) take another, is
 #                            dropped
@@ -62,7 +63,16 @@ function(attnforge_select_kernel_lines in out)
     if(widths AND line MATCHES " E=([0-9,]+)")
       _attnforge_kept("${CMAKE_MATCH_1}" "${widths}" new)
       if(CMAKE_MATCH_1 MATCHES "(^|,)64(,|$)")
-        list(APPEND new ${added})
+        set(multiple 1)
+        if(line MATCHES " E_multiple=([0-9]+)")
+          set(multiple ${CMAKE_MATCH_1})
+        endif()
+        foreach(w IN LISTS added)
+          math(EXPR rest "${w} % ${multiple}")
+          if(rest EQUAL 0)
+            list(APPEND new ${w})
+          endif()
+        endforeach()
       endif()
       if(NOT new)
         continue()

@@ -18,7 +18,8 @@ namespace {
 
 // What a field may hold: it becomes part of C++ identifiers, string literals and CMake arguments.
 const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
-const std::regex knob_word("(E|[a-z_][a-z0-9_.]*)=[A-Za-z0-9_.,-]+");  // dtype=float32,bf16, E=64,128: lists
+// dtype=float32,bf16, E=64,128: lists; E_multiple=32: the widths a line's variant can serve (below)
+const std::regex knob_word("(E|E_multiple|[a-z_][a-z0-9_.]*)=[A-Za-z0-9_.,-]+");
 
 // A storage type of the element-type table (float32, bf16, fp16).
 bool is_storage_type(const std::string& s) {
@@ -133,6 +134,18 @@ std::vector<KernelLine> parse_kernel_list(std::istream& in, const std::string& n
                 if (std::find(widths.begin(), widths.end(), e) != widths.end()) fail("E lists " + w + " twice");
                 widths.push_back(e);
             }
+        }
+        // E_multiple=N: the variant serves only widths that are multiples of N (scales per N channels); a build's
+        // extra widths (cmake/AttnforgeKernelSelection.cmake) keep to them, and so must the line's.
+        if (const auto multiple = take_list(k.knobs, "E_multiple", "multiple", fail)) {
+            int n = 0;
+            const std::string& w = multiple->front();
+            const auto [end, error] = std::from_chars(w.data(), w.data() + w.size(), n);
+            if (multiple->size() != 1 || error != std::errc() || end != w.data() + w.size() || n < 1)
+                fail("E_multiple must be one positive number");
+            if (widths == std::vector<int>{0}) fail("E_multiple=" + w + " needs an E= list");
+            for (int e : widths)
+                if (e % n) fail("E lists " + std::to_string(e) + ", not a multiple of E_multiple=" + w);
         }
         for (int width : widths)
             for (const std::string& storage : storages) {

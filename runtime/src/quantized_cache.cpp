@@ -80,9 +80,10 @@ CheckedValues check_values(const TensorView& values, const TensorView& kv_length
            "codes must be (B, Hkv, Lmax, E) = (" + std::to_string(B) + ", " + std::to_string(H) + ", Lmax, " +
                std::to_string(E) + ") beside values " + shape_text(values.shape) + "; given " +
                shape_text(codes.shape));
-    expect(codes.dtype == code, std::string("codes must be ") + dsl::element_type_name(code) + " here (" +
-                                    (code == dsl::element_type::uint8 ? "a zero point given" : "no zero point given") +
-                                    "); given " + dsl::element_type_name(codes.dtype));
+    expect(codes.dtype == code,
+           std::string("codes must be ") + dsl::element_type_name(code) + " here (" +
+               (code == dsl::element_type::uint8 ? "a zero point given" : "no zero point given; uint8 codes take one") +
+               "); given " + dsl::element_type_name(codes.dtype));
     c.Lmax = codes.shape[2];
     for (const auto& [view, name] : scales)
         expect(view->dtype == dsl::element_type::float32,

@@ -199,6 +199,14 @@ const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSiz
             widths.push_back(k->head_width);
     }
     if (of_width.empty()) {
+        // A width the variant cannot serve (its scales are per G channels, E not a multiple of G): no build makes it.
+        for (const dsl::tensor_spec& spec : candidates.front()->signature().inputs)
+            for (const dsl::dim_spec& d : spec.dims)
+                if (d.role == dsl::dim_spec::axis::head_width_groups && sizes.head_width % d.size != 0)
+                    throw input_error("variant '" + std::string(variant) + "' reads '" + spec.name +
+                                      "' as a scale per " + std::to_string(d.size) +
+                                      " channels: its head width E must be a multiple of " + std::to_string(d.size) +
+                                      ", given E=" + std::to_string(sizes.head_width));
         std::string made, option;
         for (int w : widths) {
             made += (made.empty() ? "" : ", ") + std::to_string(w);

@@ -28,6 +28,10 @@ if(NOT text MATCHES "sdpa +output +streaming +any +E=128,48 " OR NOT text MATCHE
    OR NOT text MATCHES "\nmha +output")
   message(FATAL_ERROR "kernel selection: ATTNFORGE_HEAD_WIDTHS=128,48 made:\n${text}")
 endif()
+# A line whose variant serves only multiples of 32 (E_multiple=32) takes 128 and not 48.
+if(NOT text MATCHES "decode_i8_g32 +output +streaming +any +E=128 E_multiple=32 ")
+  message(FATAL_ERROR "kernel selection: ATTNFORGE_HEAD_WIDTHS=128,48 gave decode_i8_g32:\n${text}")
+endif()
 unset(ATTNFORGE_HEAD_WIDTHS)
 
 # Storage types float32 and bf16: no fp16 kernel; the bf16-cache decode lines stay; the fp16-only lines go.

@@ -218,6 +218,27 @@ class RoundTripTest(unittest.TestCase):
             dense = codes * np.repeat(scale, 32, axis=-1)
             self.assertLessEqual(np.abs(dense - np.load(x)).max(), 0.51 * scale.max())
             self.assert_kernel_matches_interpreter("decode_i8_g32", inputs, d)
+            # One more token into the existing files: the scale file's shape gives the group.
+            np.save(os.path.join(d, "x1.npy"), rng.normal(size=(1, 2, 1, 64)).astype(np.float32))
+            np.save(os.path.join(d, "at.npy"), np.array([6], np.int32))
+            r = attnforge("quantize", "--values", os.path.join(d, "x1.npy"), f"--codes={d}/k.npy",
+                          f"--scale={d}/k_scale.npy", "--kv-length", os.path.join(d, "at.npy"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            scale = np.load(f"{d}/k_scale.npy")
+            self.assertEqual(scale.shape, (1, 2, 7, 2))
+            dense = np.load(f"{d}/k.npy")[:, :, 6] * np.repeat(scale[:, :, 6], 32, axis=-1)
+            self.assertLessEqual(np.abs(dense - np.load(os.path.join(d, "x1.npy"))[:, :, 0]).max(),
+                                 0.51 * scale[:, :, 6].max())
+            # --group 64 = E: still a scale per group, (B, Hkv, Lmax, 1); no channels at all: refused, not a crash.
+            r = attnforge("quantize", "--values", x, f"--codes={d}/g.npy", f"--scale={d}/g_scale.npy", "--group", "64")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(np.load(f"{d}/g_scale.npy").shape, (1, 2, 7, 1))
+            np.save(os.path.join(d, "empty.npy"), np.zeros((1, 2, 3, 0), np.float32))
+            for zero in ([], [f"--zero={d}/z_zero.npy"]):
+                r = attnforge("quantize", "--values", os.path.join(d, "empty.npy"), f"--codes={d}/z.npy",
+                              f"--scale={d}/z_scale.npy", *zero)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("at least one channel", r.stderr)
             r = attnforge("quantize", "--values", x, f"--codes={d}/new.npy", f"--scale={d}/new_scale.npy", "--group",
                           "48")
             self.assertEqual(r.returncode, 2, r.stderr)

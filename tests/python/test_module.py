@@ -514,6 +514,23 @@ def test_quantize_into_cache_writes_int8_codes_by_group_for_decode_i8_g32():
         assert (got - want).abs().max() <= 1e-4 * (1 + want.abs().max())
 
 
+def test_scales_per_32_channels_need_a_head_width_multiple_of_32():
+    # decode_i8_g32 at E = 80: no kernel can exist; both paths say why (not "build with E = 80").
+    with pytest.raises(ValueError, match="E must be a multiple of 32, given E=80"):
+        attnforge.kernel("decode_i8_g32", B=1, H=2, Hkv=1, E=80, Lq=1, Lkv=8)
+    q = torch.zeros(1, 2, 1, 80)
+    cache = {n: torch.zeros(1, 1, 8, 80, dtype=torch.int8) for n in ("k", "v")}
+    cache.update({f"{n}_scale": torch.ones(1, 1, 8, 2) for n in ("k", "v")})
+    with pytest.raises(ValueError, match="the head width E=80 is not a multiple of 32"):
+        attnforge.run("decode_i8_g32", q=q, kv_length=torch.tensor([8], dtype=torch.int32), **cache)
+    # A scale per token where one per 32 channels is taken: the shape expected, with E/32 = 2.
+    cache.update({n: torch.zeros(1, 1, 8, 64, dtype=torch.int8) for n in ("k", "v")})
+    cache.update({f"{n}_scale": torch.ones(1, 1, 8) for n in ("k", "v")})
+    with pytest.raises(ValueError, match=r"'k_scale' must have shape \(B=1, Hkv=1, L\[kv\]=8, E/32=2\)"):
+        attnforge.run("decode_i8_g32", q=torch.zeros(1, 2, 1, 64), kv_length=torch.tensor([8], dtype=torch.int32),
+                      **cache)
+
+
 def test_quantize_into_cache_refuses_bad_input():
     codes, scale, zero = np.zeros((1, 1, 4, 8), np.uint8), np.zeros((1, 1, 4), np.float32), np.zeros((1, 1, 4), np.float32)
     x = np.ones((1, 1, 2, 8), np.float32)

@@ -48,13 +48,13 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
             if (by_token) zero = load_input("zero", o.zero, dsl::element_type::float32, warnings);
         } else {
             const std::int64_t lmax = o.lmax.value_or(values.shape[2]);
-            const std::int64_t group = o.group.value_or(E);
-            if (E % group != 0)
-                throw input_error("--group " + std::to_string(group) +
+            // --group G: scales (B, Hkv, Lmax, E/G), even where G = E; without, one a token (B, Hkv, Lmax).
+            if (o.group && (E < 1 || E % *o.group != 0))
+                throw input_error("--group " + std::to_string(*o.group) +
                                   " must divide the head width E = " + std::to_string(E));
             codes = runtime::Tensor::codes({B, H, lmax, E}, code);
             scale =
-                group == E ? runtime::Tensor::float32({B, H, lmax}) : runtime::Tensor::float32({B, H, lmax, E / group});
+                o.group ? runtime::Tensor::float32({B, H, lmax, E / *o.group}) : runtime::Tensor::float32({B, H, lmax});
             if (by_token) zero = runtime::Tensor::float32({B, H, lmax});
         }
         if (by_token)

@@ -322,9 +322,11 @@ Tensor evaluate(const dsl::dequantize_node<C, S, Z>& n, Context& ctx) {
     Tensor x = evaluate(n.codes, ctx);
     const Tensor scale = evaluate(n.scale, ctx);
     const std::size_t E = static_cast<std::size_t>(x.shape.back());
-    const std::size_t G = Node::grouped ? static_cast<std::size_t>(Node::group) : E, groups = E / G;
-    if constexpr (Node::symmetric) {
+    if constexpr (Node::grouped) {  // scales (B, H, L, E/G)
+        const std::size_t G = static_cast<std::size_t>(Node::group), groups = E / G;
         for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] *= scale.data[(i / E) * groups + (i % E) / G];
+    } else if constexpr (Node::symmetric) {
+        for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] *= scale.data[i / E];
     } else {
         const Tensor zero = evaluate(n.zero, ctx);
         for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = (x.data[i] - zero.data[i / E]) * scale.data[i / E];
