@@ -245,14 +245,11 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
         nb::sig("def quantize_into_cache(values: object, kv_length: object, codes: object, scale: object, "
                 "zero: object = None) -> None"),
         "Writes new tokens' keys or values (B, Hkv, Lnew, E) into a quantized cache, in place: row l of entry b to "
-        "slot "
-        "kv_length[b] + l. With zero: codes (B, Hkv, Lmax, E) uint8, scale and zero (B, Hkv, Lmax) float32 "
-        "(decode_u8's "
-        "k, k_scale, k_zero): scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / scale). "
-        "Without: "
-        "codes int8 and scale (B, Hkv, Lmax) (decode_i8) or (B, Hkv, Lmax, E/G) (decode_i8_g32: G = 32), a scale per "
-        "group of G channels: scale = max|x| / 127, code = round(x / scale). kv_length is not changed: advance it by "
-        "Lnew.");
+        "slot kv_length[b] + l. With zero: codes (B, Hkv, Lmax, E) uint8, scale and zero (B, Hkv, Lmax) float32 "
+        "(decode_u8's k, k_scale, k_zero): scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / "
+        "scale). Without: codes int8 and scale (B, Hkv, Lmax) (decode_i8) or (B, Hkv, Lmax, E/G) (decode_i8_g32: "
+        "G = 32), a scale per group of G channels: scale = max|x| / 127, code = round(x / scale). kv_length is not "
+        "changed: advance it by Lnew.");
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");
 
