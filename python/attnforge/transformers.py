@@ -10,6 +10,9 @@ the model hands the attention function what it would hand SDPA; the attention fu
 operator of attnforge.torch: GQA without repeating keys and values, the output written in the (B, L, H, E)
 layout the model reshapes, a soft-cap where the model passes one (Gemma-2), and over a static cache only the
 slots the mask keeps are read.
+
+QuantizedStaticCache (attnforge/quantized_cache.py) is a cache of 8-bit codes for such a model: `past_key_values=
+QuantizedStaticCache(model.config, max_cache_len, storage="u8")`; the attention function reads its codes in place.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from __future__ import annotations
 import torch
 
 from . import torch as _attnforge_torch  # registers torch.ops.attnforge.attention
+from .quantized_cache import QuantizedStaticCache
 
-__all__ = ["register", "attention_forward", "NAME"]
+__all__ = ["register", "attention_forward", "NAME", "QuantizedStaticCache"]
 
 NAME = "attnforge"
 
@@ -38,6 +42,13 @@ def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.T
     if kwargs.get("output_attentions", False):
         raise ValueError("attnforge: output_attentions=True needs the attention weights; use "
                          "attn_implementation='eager' for them")
+    if (quantized := getattr(key, "_attnforge_quantized_layer", None)) is not None:
+        # Keys and values a QuantizedStaticCache holds as codes: its decode kernel over them.
+        return quantized.attend(query, attention_mask, scaling, softcap, kwargs.get("sliding_window")), None
+    if (prompt := getattr(key, "_attnforge_quantized_prompt", None)) is not None:
+        # A prompt into a QuantizedStaticCache attends over its keys as computed; the steps after it will read the
+        # codes, which take no mask: a padded batch is refused now rather than after its prefill.
+        prompt.check_mask(attention_mask, query.shape[2], key.shape[2])
     Lq, Lk = query.shape[2], key.shape[2]
     # The sdpa integration's reading of a missing mask (masking_utils skips it exactly where this is right):
     # causal for a prompt, nothing for one query over its cache.

@@ -1,0 +1,227 @@
+"""A transformers KV cache held as 8-bit codes, read in place by attnforge's quantized decode kernels
+(docs/pytorch.md, docs/storage_types.md).
+
+    >>> from attnforge.transformers import QuantizedStaticCache, register
+    >>> register()
+    >>> model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="attnforge")
+    >>> cache = QuantizedStaticCache(model.config, max_cache_len=4096, storage="u8")
+    >>> model.generate(ids, past_key_values=cache, max_new_tokens=64)
+
+Each layer preallocates its keys and values as codes (B, Hkv, max_cache_len, E) with their scales (and zero points):
+`storage` "u8" (decode_u8: uint8 codes with a float32 scale and zero point per token, OpenVINO's u8 layout), "i8"
+(decode_i8: int8, a scale per token) or "i8_g32" (decode_i8_g32: int8, a scale per 32 channels, llama.cpp's q8_0
+blocks). update() writes the new tokens' codes into the next slots (attnforge.quantize_into_cache, the rules of
+docs/storage_types.md); the attention function then runs the variant's kernel over the codes as they are, reading
+only the written slots: no dequantized copy of the cache is ever made (transformers' own QuantizedCache dequantizes
+the whole cache at every step).
+
+The prompt (the first update of an empty cache) attends over its keys and values as the model computed them, before
+they are quantized, as transformers' QuantizedCache and OpenVINO's u8 cache do; every later step, one token or a
+chunk of up to any length, attends over the codes.
+
+What it serves: layers of full attention (no sliding window, no soft-cap), batches whose rows all hold every cached
+token (no padding: the kernels take a length per batch entry, not a mask), float32 and bf16 models. Anything else
+is refused with the reason when the cache is made or when the model first hands it what it cannot serve.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import _native
+
+__all__ = ["QuantizedStaticCache", "QuantizedStaticLayer", "STORAGES"]
+
+# storage: (variant, code dtype, zero point per token, channels per scale (None: one scale a token))
+STORAGES = {
+    "u8": ("decode_u8", torch.uint8, True, None),
+    "i8": ("decode_i8", torch.int8, False, None),
+    "i8_g32": ("decode_i8_g32", torch.int8, False, 32),
+}
+
+
+def _transformers():
+    try:
+        import transformers.cache_utils as cache_utils
+    except ImportError as error:
+        raise ImportError("attnforge.transformers needs the transformers package (pip install transformers)") \
+            from error
+    return cache_utils
+
+
+_cache_utils = _transformers()
+
+
+def _causal_keep(Lq: int, Lk: int) -> torch.Tensor:
+    """The pairs a decode over Lk cached keys computes for its last Lq queries: query i sees keys ≤ Lk − Lq + i."""
+    return torch.ones((Lq, Lk), dtype=torch.bool).tril(Lk - Lq)
+
+
+def _check_mask(mask: torch.Tensor | None, Lq: int, Lk: int) -> None:
+    """Refuses a mask that is not the causal pattern over every cached key (padding, a custom pattern): the quantized
+    kernels take a length per batch entry, not a mask, and would silently read what the mask removes."""
+    if mask is None:
+        return
+    if mask.shape[-2] != Lq or mask.shape[-1] < Lk:
+        raise ValueError(f"attnforge QuantizedStaticCache: an attention mask of shape {tuple(mask.shape)} for "
+                         f"{Lq} queries over {Lk} cached keys (expected (B, 1, {Lq}, {Lk}))")
+    mask = mask[..., :Lk]
+    keep = mask if mask.dtype == torch.bool else mask == 0
+    if mask.dtype != torch.bool and not bool(torch.all(keep | torch.isneginf(mask))):
+        raise ValueError("attnforge QuantizedStaticCache: an additive attention mask other than 0 and −inf")
+    if not torch.equal(keep, _causal_keep(Lq, Lk).expand(keep.shape)):
+        raise ValueError(
+            "attnforge QuantizedStaticCache: the attention mask removes pairs of a causal decode over every cached "
+            "key (a padded batch or a custom mask); the quantized cache serves batches without padding (prompts of "
+            "one length): use StaticCache or DynamicCache for padded batches")
+
+
+class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
+    """One layer's keys and values as 8-bit codes in preallocated buffers (see the module's docstring)."""
+
+    is_compileable = False
+    is_croppable = True
+    is_sliding = False
+
+    def __init__(self, max_cache_len: int, storage: str = "u8", **kwargs):
+        super().__init__()
+        if storage not in STORAGES:
+            raise ValueError(f"attnforge QuantizedStaticCache: storage {storage!r}; expected one of "
+                             f"{', '.join(STORAGES)}")
+        if max_cache_len < 1:
+            raise ValueError(f"attnforge QuantizedStaticCache: max_cache_len {max_cache_len}; expected ≥ 1")
+        self.max_cache_len = max_cache_len
+        self.storage = storage
+        self.cumulative_length = 0
+        self._checked_mask = None  # the last mask found to be causal (a model hands every layer the same one)
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        _, code_type, zero_point, group = STORAGES[self.storage]
+        B, Hkv, _, E = key_states.shape
+        if tuple(value_states.shape[:2]) != (B, Hkv) or value_states.shape[-1] != E:
+            raise ValueError(f"attnforge QuantizedStaticCache: values {tuple(value_states.shape)} beside keys "
+                             f"{tuple(key_states.shape)} (expected the keys' B, Hkv and E)")
+        if group and E % group:
+            raise ValueError(f"attnforge QuantizedStaticCache: storage {self.storage!r} keeps a scale per {group} "
+                             f"channels; the head width E = {E} is not a multiple of {group}")
+        if key_states.device.type != "cpu":
+            raise ValueError(f"attnforge QuantizedStaticCache: keys on {key_states.device}; expected the CPU")
+        L = self.max_cache_len
+        self.device = key_states.device
+        scale_shape = (B, Hkv, L) + ((E // group,) if group else ())
+        self.keys = torch.zeros((B, Hkv, L, E), dtype=code_type)
+        self.values = torch.zeros((B, Hkv, L, E), dtype=code_type)
+        self.key_scale, self.value_scale = torch.zeros(scale_shape), torch.zeros(scale_shape)
+        self.key_zero = torch.zeros((B, Hkv, L)) if zero_point else None
+        self.value_zero = torch.zeros((B, Hkv, L)) if zero_point else None
+        self.kv_length = torch.zeros((B,), dtype=torch.int32)  # the same for every entry: no padding
+        self.is_initialized = True
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        """Quantizes the new tokens into the next slots; returns what the attention function reads: for the prompt
+        its keys and values as computed, afterwards the code buffers (which carry this layer for it)."""
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        new = key_states.shape[-2]
+        if self.cumulative_length + new > self.max_cache_len:
+            raise ValueError(f"attnforge QuantizedStaticCache: {self.cumulative_length} cached tokens and {new} new "
+                             f"ones exceed max_cache_len = {self.max_cache_len}")
+        prompt = self.cumulative_length == 0
+        _native.quantize_into_cache(key_states, self.kv_length, self.keys, self.key_scale, self.key_zero)
+        _native.quantize_into_cache(value_states, self.kv_length, self.values, self.value_scale, self.value_zero)
+        self.kv_length += new
+        self.cumulative_length += new
+        if prompt:
+            key_states._attnforge_quantized_prompt = self  # the attention function checks the prompt's mask
+            return key_states, value_states
+        self.keys._attnforge_quantized_layer = self
+        return self.keys, self.values
+
+    def check_mask(self, mask: torch.Tensor | None, Lq: int, Lk: int) -> None:
+        if mask is not None and mask is self._checked_mask:
+            return
+        _check_mask(mask, Lq, Lk)
+        self._checked_mask = mask
+
+    def attend(self, query: torch.Tensor, mask: torch.Tensor | None, scaling: float | None,
+               softcap: float | None, sliding_window: int | None) -> torch.Tensor:
+        """Attention of query (B, Hq, Lq, E) over every cached token, the last Lq being the query's own (causal,
+        bottom-right), by the storage's decode kernel on the codes; the output as (B, Lq, Hq, E)."""
+        if softcap:
+            raise ValueError(f"attnforge QuantizedStaticCache: a soft-cap ({softcap}) is not served over a quantized "
+                             "cache")
+        if sliding_window:
+            raise ValueError(f"attnforge QuantizedStaticCache: a sliding window ({sliding_window}) is not served "
+                             "over a quantized cache")
+        B, Hq, Lq, E = query.shape
+        Lk = self.cumulative_length
+        self.check_mask(mask, Lq, Lk)
+        variant, _, zero_point, _ = STORAGES[self.storage]
+        inputs = dict(q=query, k=self.keys[:, :, :Lk], k_scale=self.key_scale[:, :, :Lk], v=self.values[:, :, :Lk],
+                      v_scale=self.value_scale[:, :, :Lk], kv_length=self.kv_length)
+        if zero_point:
+            inputs.update(k_zero=self.key_zero[:, :, :Lk], v_zero=self.value_zero[:, :, :Lk])
+        if scaling is not None:
+            inputs["scale"] = float(scaling)
+        out = torch.empty((B, Lq, Hq, E), dtype=query.dtype)
+        _native.run(variant, out=out.transpose(1, 2), **inputs)
+        return out
+
+    def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
+        return self.cumulative_length + query_length, 0
+
+    def get_seq_length(self) -> int:
+        return self.cumulative_length
+
+    def get_max_length(self) -> int:
+        return self.max_cache_len
+
+    def reset(self) -> None:
+        if self.is_initialized:
+            self.kv_length.zero_()
+        self.cumulative_length = 0
+        self._checked_mask = None
+
+    def crop(self, tokens_to_remove: int) -> None:
+        """Forgets the last |tokens_to_remove| tokens (a negative count, transformers' convention); their slots are
+        written again by the next update."""
+        if tokens_to_remove > 0:
+            raise ValueError("attnforge QuantizedStaticCache: crop takes a negative count of tokens to remove")
+        removed = min(-tokens_to_remove, self.cumulative_length)
+        self.cumulative_length -= removed
+        if self.is_initialized:
+            self.kv_length -= removed
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        if not self.is_initialized:
+            return
+        for name in ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero"):
+            buffer = getattr(self, name)
+            if buffer is not None:
+                setattr(self, name, buffer.index_select(0, beam_idx.cpu()))
+
+    def offload(self):
+        pass  # CPU memory already
+
+    def prefetch(self):
+        pass
+
+
+class QuantizedStaticCache(_cache_utils.Cache):
+    """A KV cache of 8-bit codes for a model run with attn_implementation="attnforge" (the module's docstring):
+    QuantizedStaticCache(config, max_cache_len, storage="u8" | "i8" | "i8_g32")."""
+
+    def __init__(self, config, max_cache_len: int, storage: str = "u8", **kwargs):
+        text = config.get_text_config(decoder=True)
+        layer_types, _ = _cache_utils.get_layer_types_and_kwargs(text)
+        served = {"full_attention"}
+        for index, layer_type in enumerate(layer_types):
+            if layer_type not in served:
+                raise ValueError(f"attnforge QuantizedStaticCache: layer {index} is {layer_type!r}; the quantized "
+                                 "cache serves layers of full attention only (no sliding windows)")
+        if getattr(text, "attn_logit_softcapping", None):
+            raise ValueError("attnforge QuantizedStaticCache: the model soft-caps its attention scores "
+                             f"({text.attn_logit_softcapping}), which no quantized kernel does")
+        super().__init__(layers=[QuantizedStaticLayer(max_cache_len, storage) for _ in layer_types])
+        self.storage = storage
+        self.max_cache_len = max_cache_len
