@@ -12,7 +12,10 @@ Outputs first: every implementation's greedy tokens and prompt logits against th
         --threads 2 --out results.json
 
 Decode: `--new-tokens` steps after the prompt, each a forward of one token per sequence through the model's
-cache (dynamic: the concatenated keys; static: buffers of prompt + new tokens slots, as generate() makes them); the
+cache (dynamic: the concatenated keys; static: buffers of prompt + new tokens slots, as generate() makes them;
+u8, i8, i8_g32: attnforge.transformers.QuantizedStaticCache of that storage, whose codes only attnforge reads, so
+the cell's other implementations run over a static cache and its first is the reference; fp8: transformers'
+QuantizedCache(backend="fp8"), which hands every implementation the whole cache dequantized at each step); the
 median step. Prefill: the median of `--prefill-repeats` forwards of the prompt into an empty cache, after a warm-up of
 the same prompt and a step (a compiling implementation, flex_attention, compiles there).
 """
@@ -55,9 +58,17 @@ def time_attention_functions():
     AttentionInterface.get_interface = timed_lookup
 
 
+# Cache kinds of attnforge.transformers.QuantizedStaticCache: codes that only attnforge's attention function reads.
+OUR_QUANTIZED = ("u8", "i8", "i8_g32")
+
+
 def make_cache(model, kind, batch, length):
     if kind == "static":
         return transformers.StaticCache(config=model.config, max_cache_len=length)
+    if kind in OUR_QUANTIZED:
+        return attnforge.transformers.QuantizedStaticCache(model.config, max_cache_len=length, storage=kind)
+    if kind == "fp8":
+        return transformers.QuantizedCache(backend="fp8", config=model.config)
     return transformers.DynamicCache(config=model.config)
 
 
@@ -169,24 +180,27 @@ def main():
                 reference = None
                 for implementation in implementations:
                     model.set_attn_implementation(implementation)
+                    # Our codes are attnforge's to read: the others run the cell over a static cache.
+                    kind = "static" if cache in OUR_QUANTIZED and implementation != "attnforge" else cache
                     try:
-                        result = measure(model, *prompts[batch, prompt], cache, args.new_tokens, args.prefill_repeats)
+                        result = measure(model, *prompts[batch, prompt], kind, args.new_tokens, args.prefill_repeats)
                     except Exception as error:  # a peer that cannot run this cell: say why
                         lines = str(error).splitlines() or [type(error).__name__]
                         why = f"{type(error).__name__}: " + next((l for l in lines if "error:" in l), lines[0]).strip()
                         print(f"{label} {implementation:15} failed: {why[:200]}")
-                        rows.append(dict(cell, implementation=implementation, failed=why))
+                        rows.append(dict(cell, implementation=implementation, cache_read=kind, failed=why))
                         continue
                     prefill, prefill_att, step, step_att, tokens, logits, margins = result
                     if reference is None:
                         reference, check = (tokens, logits, margins), "reference"
                     else:
                         check = compare(tokens, logits, reference)
-                    rows.append(dict(cell, implementation=implementation, prefill_ms=prefill * 1e3,
+                    rows.append(dict(cell, implementation=implementation, cache_read=kind, prefill_ms=prefill * 1e3,
                                      prefill_attention_ms=prefill_att * 1e3, decode_ms=step * 1e3,
                                      decode_attention_ms=step_att * 1e3, new_tokens=args.new_tokens,
                                      layers=args.layers, check=check))
-                    print(f"{label} {implementation:15} {prefill * 1e3:8.1f} ({prefill_att * 1e3:7.1f}) "
+                    shown = implementation + (f" ({kind})" if kind != cache else "")
+                    print(f"{label} {shown:15} {prefill * 1e3:8.1f} ({prefill_att * 1e3:7.1f}) "
                           f"{step * 1e3:9.2f} ({step_att * 1e3:7.2f})  {check}", flush=True)
                     if args.out:
                         with open(args.out, "w") as f:

@@ -21,15 +21,22 @@ void expect(bool ok, const std::string& what) {
     if (!ok) throw input_error("quantize_into_cache: " + what);
 }
 
-// Offset of element (b, h, l[, e]) of a view's memory: its strides, or row-major.
-std::int64_t offset_of(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides,
-                       std::initializer_list<std::int64_t> index) {
-    const std::vector<std::int64_t> s = strides.empty() ? row_major_strides(shape) : strides;
-    std::int64_t at = 0;
-    std::size_t axis = 0;
-    for (std::int64_t i : index) at += i * s[axis++];
-    return at;
-}
+// Where element (b, h, l[, e]) of a view lies in its memory: its strides, or row-major ones, taken once per call
+// (the offsets are computed per row of every new token).
+class Offsets {
+public:
+    Offsets(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides)
+        : strides_(strides.empty() ? row_major_strides(shape) : strides) {}
+    std::int64_t operator()(std::initializer_list<std::int64_t> index) const {
+        std::int64_t at = 0;
+        std::size_t axis = 0;
+        for (std::int64_t i : index) at += i * strides_[axis++];
+        return at;
+    }
+
+private:
+    std::vector<std::int64_t> strides_;
+};
 
 }  // namespace
 
@@ -113,13 +120,23 @@ CheckedValues check_values(const TensorView& values, const TensorView& kv_length
                    std::to_string(c.Lmax) + " slots");
         c.first[static_cast<std::size_t>(b)] = static_cast<std::int64_t>(at);
     }
-    // The values as float32, checked finite before anything is written.
+    // The values as float32, row by row (a row of E is contiguous in any view a caller may pass), checked finite
+    // before anything is written. The message is made only for a value that is not finite: made for every value
+    // (a number formatted each time) it cost ~200 ns a value, a second per 4096-token prompt of a Llama-3 layer.
     c.x.resize(static_cast<std::size_t>(values.element_count()));
-    for (std::size_t i = 0; i < c.x.size(); ++i) {
-        c.x[i] = static_cast<float>(values.value(i));
-        expect(std::isfinite(c.x[i]),
-               "values must be finite; element " + std::to_string(i) + " is " + std::to_string(values.value(i)));
-    }
+    const Offsets value_offsets(values.shape, values.strides);
+    float* out = c.x.data();
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t l = 0; l < Lnew; ++l) {
+                const std::int64_t row = value_offsets({b, h, l, 0});
+                for (std::int64_t e = 0; e < E; ++e, ++out) {
+                    *out = static_cast<float>(value_at(values.dtype, values.data, static_cast<std::size_t>(row + e)));
+                    if (!std::isfinite(*out))
+                        expect(false, "values must be finite; element " + std::to_string(out - c.x.data()) + " is " +
+                                          std::to_string(*out));
+                }
+            }
     return c;
 }
 
@@ -149,14 +166,15 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
     auto* code_bytes = static_cast<std::uint8_t*>(codes.data);
     auto* scales = static_cast<float*>(scale.data);
     auto* zeros = static_cast<float*>(zero.data);
+    const Offsets code_at(codes.shape, codes.strides), scale_at(scale.shape, scale.strides),
+        zero_at(zero.shape, zero.strides);
     for (std::int64_t b = 0; b < c.B; ++b)
         for (std::int64_t h = 0; h < c.H; ++h)
             for (std::int64_t l = 0; l < c.Lnew; ++l) {
                 const std::int64_t slot = c.first[static_cast<std::size_t>(b)] + l;
-                const RowQuantization q =
-                    quantize_row(c.row(b, h, l), c.E, code_bytes + offset_of(codes.shape, codes.strides, {b, h, slot}));
-                scales[offset_of(scale.shape, scale.strides, {b, h, slot})] = q.scale;
-                zeros[offset_of(zero.shape, zero.strides, {b, h, slot})] = q.zero;
+                const RowQuantization q = quantize_row(c.row(b, h, l), c.E, code_bytes + code_at({b, h, slot}));
+                scales[scale_at({b, h, slot})] = q.scale;
+                zeros[zero_at({b, h, slot})] = q.zero;
             }
 }
 
@@ -175,15 +193,15 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
     const std::int64_t G = c.E / groups;
     auto* code_bytes = static_cast<std::int8_t*>(codes.data);
     auto* scales = static_cast<float*>(scale.data);
+    const Offsets code_at(codes.shape, codes.strides), scale_at(scale.shape, scale.strides);
     for (std::int64_t b = 0; b < c.B; ++b)
         for (std::int64_t h = 0; h < c.H; ++h)
             for (std::int64_t l = 0; l < c.Lnew; ++l) {
                 const std::int64_t slot = c.first[static_cast<std::size_t>(b)] + l;
-                std::int8_t* row = code_bytes + offset_of(codes.shape, codes.strides, {b, h, slot});
+                std::int8_t* row = code_bytes + code_at({b, h, slot});
                 for (std::int64_t g = 0; g < groups; ++g) {
                     const float s = quantize_symmetric(c.row(b, h, l) + g * G, G, row + g * G);
-                    scales[grouped ? offset_of(scale.shape, scale.strides, {b, h, slot, g})
-                                   : offset_of(scale.shape, scale.strides, {b, h, slot})] = s;
+                    scales[grouped ? scale_at({b, h, slot, g}) : scale_at({b, h, slot})] = s;
                 }
             }
 }
