@@ -9,9 +9,9 @@ weights, a small vocabulary and MLP), and generates greedily with attnforge over
 storage ("u8", "i8", "i8_g32") and over transformers' StaticCache, and with sdpa over a StaticCache. It prints the
 cache's bytes, the time per generated token and how many greedy tokens agree with sdpa's (quantization moves the
 logits a little: with random weights the top two are often close, so tokens may part after a while), and checks
-the first generated token's logits against sdpa's over a float cache within a bound that holds the quantization
-error. Run by CTest (examples.python_quantized_kv_cache): exits non-zero when a check fails, 77 (skipped) where torch
-or transformers is not installed.
+the logits of the first step that reads the codes (the second generated token's) against sdpa's over a float cache
+within a bound that holds the quantization error. Run by CTest (examples.python_quantized_kv_cache): exits non-zero
+when a check fails, 77 (skipped) where torch or transformers is not installed.
 
     .venv/bin/python examples/python/quantized_kv_cache.py [--prompt 256] [--new-tokens 16] [--layers 2]
 """
@@ -38,7 +38,7 @@ def cache_bytes(cache):
 
 
 def run(model, ids, cache, new_tokens):
-    """(greedy tokens, first step's logits, seconds per generated token); the cache is filled."""
+    """(greedy tokens, the logits of the first step over the codes, seconds per token); the cache is filled."""
     with torch.no_grad():
         start = time.perf_counter()
         out = model.generate(ids, cache=cache, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
@@ -53,6 +53,8 @@ def main():
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--layers", type=int, default=2)
     args = parser.parse_args()
+    if args.new_tokens < 2:
+        parser.error("--new-tokens must be at least 2: the second token is the first step over the codes")
     attnforge.transformers.register()
     name, cls, config = next(m for m in model_configs(args.layers, 1024, mlp=1024) if m[0] == "Llama-3-8B")
     ids = torch.randint(1, 1024, (1, args.prompt), generator=torch.Generator().manual_seed(1))
@@ -61,7 +63,8 @@ def main():
     ref_cache = transformers.StaticCache(config=sdpa.config, max_cache_len=slots)
     ref_tokens, ref_logits, ref_time = run(sdpa, ids, ref_cache, args.new_tokens)
     print(f"{name}-shaped, {args.layers} layers, prompt {args.prompt}, {args.new_tokens} new tokens, float32")
-    print(f"{'implementation':10} {'cache':16} {'cache MB':>9} {'ms/token':>9}  tokens as sdpa's  first step's logits")
+    print(f"{'implementation':10} {'cache':16} {'cache MB':>9} {'ms/token':>9}  tokens as sdpa's  "
+          "logits over the codes")
     print(f"{'sdpa':10} {'StaticCache':16} {cache_bytes(ref_cache) / 1e6:9.2f} {ref_time * 1e3:9.2f}  reference")
     failed = False
     for storage in (None, "u8", "i8", "i8_g32"):

@@ -5,7 +5,7 @@
     >>> register()
     >>> model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="attnforge")
     >>> cache = QuantizedStaticCache(model.config, max_cache_len=4096, storage="u8")
-    >>> model.generate(ids, past_key_values=cache, max_new_tokens=64)
+    >>> model.generate(ids, cache=cache, max_new_tokens=64)
 
 Each layer preallocates its keys and values as codes (B, Hkv, max_cache_len, E) with their scales (and zero points):
 `storage` "u8" (decode_u8: uint8 codes with a float32 scale and zero point per token, OpenVINO's u8 layout), "i8"
@@ -16,15 +16,18 @@ only the written slots: no dequantized copy of the cache is ever made (transform
 the whole cache at every step).
 
 The prompt (the first update of an empty cache) attends over its keys and values as the model computed them, before
-they are quantized, as transformers' QuantizedCache and OpenVINO's u8 cache do; every later step, one token or a
-chunk of up to any length, attends over the codes.
+they are quantized, as transformers' QuantizedCache and OpenVINO's u8 cache do; every later update, one token or a
+chunk of any length (a prompt given in chunks from its second on), attends over the codes, its own included.
 
-What it serves: layers of full attention (no sliding window, no soft-cap), batches whose rows all hold every cached
-token (no padding: the kernels take a length per batch entry, not a mask), float32 and bf16 models. Anything else
-is refused with the reason when the cache is made or when the model first hands it what it cannot serve.
+What it serves: causal layers of full attention (no sliding window, no soft-cap), batches whose rows all hold every
+cached token (no padding: the kernels take a length per batch entry, not a mask), float32 and bf16 models. Anything
+else is refused with the reason when the cache is made, at its first update, or at the first layer that hands it
+what it cannot serve; a call refused there leaves the whole cache empty (reset), never half written.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import torch
 
@@ -82,8 +85,9 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
     is_compileable = False
     is_croppable = True
     is_sliding = False
+    _buffers = ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero", "kv_length")
 
-    def __init__(self, max_cache_len: int, storage: str = "u8", **kwargs):
+    def __init__(self, max_cache_len: int, storage: str = "u8"):
         super().__init__()
         if storage not in STORAGES:
             raise ValueError(f"attnforge QuantizedStaticCache: storage {storage!r}; expected one of "
@@ -93,7 +97,8 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         self.max_cache_len = max_cache_len
         self.storage = storage
         self.cumulative_length = 0
-        self._checked_mask = None  # the last mask found to be causal (a model hands every layer the same one)
+        self.owner = None  # the QuantizedStaticCache holding this layer: emptied whole when a call is refused
+        self._checked_mask = None  # the last mask found causal, where no owner shares it between layers
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
         _, code_type, zero_point, group = STORAGES[self.storage]
@@ -106,6 +111,9 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
                              f"channels; the head width E = {E} is not a multiple of {group}")
         if key_states.device.type != "cpu":
             raise ValueError(f"attnforge QuantizedStaticCache: keys on {key_states.device}; expected the CPU")
+        if key_states.dtype not in (torch.float32, torch.bfloat16) or value_states.dtype != key_states.dtype:
+            raise ValueError(f"attnforge QuantizedStaticCache: keys {key_states.dtype} and values {value_states.dtype};"
+                             " expected float32 or bfloat16 models (the quantized kernels' queries and outputs)")
         L = self.max_cache_len
         self.device = key_states.device
         scale_shape = (B, Hkv, L) + ((E // group,) if group else ())
@@ -123,6 +131,9 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         new = key_states.shape[-2]
+        if value_states.shape[-2] != new:
+            raise ValueError(f"attnforge QuantizedStaticCache: {new} new keys beside {value_states.shape[-2]} new "
+                             "values (expected as many)")
         if self.cumulative_length + new > self.max_cache_len:
             raise ValueError(f"attnforge QuantizedStaticCache: {self.cumulative_length} cached tokens and {new} new "
                              f"ones exceed max_cache_len = {self.max_cache_len}")
@@ -137,25 +148,45 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         self.keys._attnforge_quantized_layer = self
         return self.keys, self.values
 
-    def check_mask(self, mask: torch.Tensor | None, Lq: int, Lk: int) -> None:
-        if mask is not None and mask is self._checked_mask:
-            return
-        _check_mask(mask, Lq, Lk)
-        self._checked_mask = mask
+    @contextlib.contextmanager
+    def emptied_on_error(self):
+        """Empties the whole cache (every layer) when the block raises: a refused call must not leave the first
+        layers holding tokens the others lack, which a later call would read as a continuation."""
+        try:
+            yield
+        except Exception:
+            if self.owner is not None:
+                self.owner.reset()
+            else:
+                self.reset()
+            raise
 
-    def attend(self, query: torch.Tensor, mask: torch.Tensor | None, scaling: float | None,
-               softcap: float | None, sliding_window: int | None) -> torch.Tensor:
-        """Attention of query (B, Hq, Lq, E) over every cached token, the last Lq being the query's own (causal,
-        bottom-right), by the storage's decode kernel on the codes; the output as (B, Lq, Hq, E)."""
+    def check_call(self, mask: torch.Tensor | None, Lq: int, Lk: int, softcap: float | None,
+                   sliding_window: int | None, causal: bool) -> None:
+        """Refuses what the quantized kernels cannot compute: a soft-cap, a window, a non-causal layer, a mask
+        other than the causal pattern over every cached key."""
         if softcap:
             raise ValueError(f"attnforge QuantizedStaticCache: a soft-cap ({softcap}) is not served over a quantized "
                              "cache")
         if sliding_window:
             raise ValueError(f"attnforge QuantizedStaticCache: a sliding window ({sliding_window}) is not served "
                              "over a quantized cache")
+        if not causal:
+            raise ValueError("attnforge QuantizedStaticCache: a non-causal attention layer; the quantized kernels "
+                             "are causal over the cache")
+        holder = self.owner if self.owner is not None else self
+        if mask is not None and mask is holder._checked_mask:
+            return  # the same mask object the previous layer checked (a model hands each layer the same one)
+        _check_mask(mask, Lq, Lk)
+        holder._checked_mask = mask
+
+    def attend(self, query: torch.Tensor, mask: torch.Tensor | None, scaling: float | None,
+               softcap: float | None, sliding_window: int | None, causal: bool = True) -> torch.Tensor:
+        """Attention of query (B, Hq, Lq, E) over every cached token, the last Lq being the query's own (causal,
+        bottom-right), by the storage's decode kernel on the codes; the output as (B, Lq, Hq, E)."""
         B, Hq, Lq, E = query.shape
         Lk = self.cumulative_length
-        self.check_mask(mask, Lq, Lk)
+        self.check_call(mask, Lq, Lk, softcap, sliding_window, causal)
         variant, _, zero_point, _ = STORAGES[self.storage]
         inputs = dict(q=query, k=self.keys[:, :, :Lk], k_scale=self.key_scale[:, :, :Lk], v=self.values[:, :, :Lk],
                       v_scale=self.value_scale[:, :, :Lk], kv_length=self.kv_length)
@@ -181,6 +212,8 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
             self.kv_length.zero_()
         self.cumulative_length = 0
         self._checked_mask = None
+        if self.owner is not None:
+            self.owner._checked_mask = None
 
     def crop(self, tokens_to_remove: int) -> None:
         """Forgets the last |tokens_to_remove| tokens (a negative count, transformers' convention); their slots are
@@ -192,13 +225,23 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         if self.is_initialized:
             self.kv_length -= removed
 
-    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+    def _map_batch(self, change) -> None:
+        """Every buffer's batch axis changed alike (beam search, contrastive search)."""
         if not self.is_initialized:
             return
-        for name in ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero"):
+        for name in self._buffers:
             buffer = getattr(self, name)
             if buffer is not None:
-                setattr(self, name, buffer.index_select(0, beam_idx.cpu()))
+                setattr(self, name, change(buffer).contiguous())
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        self._map_batch(lambda t: t.index_select(0, beam_idx.cpu()))
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        self._map_batch(lambda t: t.repeat_interleave(repeats, dim=0))
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        self._map_batch(lambda t: t[indices.cpu() if isinstance(indices, torch.Tensor) else indices])
 
     def offload(self):
         pass  # CPU memory already
@@ -211,7 +254,7 @@ class QuantizedStaticCache(_cache_utils.Cache):
     """A KV cache of 8-bit codes for a model run with attn_implementation="attnforge" (the module's docstring):
     QuantizedStaticCache(config, max_cache_len, storage="u8" | "i8" | "i8_g32")."""
 
-    def __init__(self, config, max_cache_len: int, storage: str = "u8", **kwargs):
+    def __init__(self, config, max_cache_len: int, storage: str = "u8"):
         text = config.get_text_config(decoder=True)
         layer_types, _ = _cache_utils.get_layer_types_and_kwargs(text)
         served = {"full_attention"}
@@ -225,3 +268,6 @@ class QuantizedStaticCache(_cache_utils.Cache):
         super().__init__(layers=[QuantizedStaticLayer(max_cache_len, storage) for _ in layer_types])
         self.storage = storage
         self.max_cache_len = max_cache_len
+        self._checked_mask = None  # shared by the layers: one check of a forward's mask
+        for layer in self.layers:
+            layer.owner = self

@@ -20,9 +20,17 @@ from __future__ import annotations
 import torch
 
 from . import torch as _attnforge_torch  # registers torch.ops.attnforge.attention
-from .quantized_cache import QuantizedStaticCache
 
 __all__ = ["register", "attention_forward", "NAME", "QuantizedStaticCache"]
+
+
+def __getattr__(name):
+    # QuantizedStaticCache subclasses transformers' Cache: imported on first use, so that this module (and
+    # attention_forward) imports without transformers, which register() asks for.
+    if name == "QuantizedStaticCache":
+        from .quantized_cache import QuantizedStaticCache
+        return QuantizedStaticCache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 NAME = "attnforge"
 
@@ -42,17 +50,21 @@ def attention_forward(module: torch.nn.Module, query: torch.Tensor, key: torch.T
     if kwargs.get("output_attentions", False):
         raise ValueError("attnforge: output_attentions=True needs the attention weights; use "
                          "attn_implementation='eager' for them")
-    if (quantized := getattr(key, "_attnforge_quantized_layer", None)) is not None:
-        # Keys and values a QuantizedStaticCache holds as codes: its decode kernel over them.
-        return quantized.attend(query, attention_mask, scaling, softcap, kwargs.get("sliding_window")), None
-    if (prompt := getattr(key, "_attnforge_quantized_prompt", None)) is not None:
-        # A prompt into a QuantizedStaticCache attends over its keys as computed; the steps after it will read the
-        # codes, which take no mask: a padded batch is refused now rather than after its prefill.
-        prompt.check_mask(attention_mask, query.shape[2], key.shape[2])
-    Lq, Lk = query.shape[2], key.shape[2]
     # The sdpa integration's reading of a missing mask (masking_utils skips it exactly where this is right):
     # causal for a prompt, nothing for one query over its cache.
     causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+    if (quantized := getattr(key, "_attnforge_quantized_layer", None)) is not None:
+        # Keys and values a QuantizedStaticCache holds as codes: its decode kernel over them.
+        with quantized.emptied_on_error():
+            return quantized.attend(query, attention_mask, scaling, softcap, kwargs.get("sliding_window"),
+                                    causal), None
+    if (prompt := getattr(key, "_attnforge_quantized_prompt", None)) is not None:
+        # A prompt into a QuantizedStaticCache attends over its keys as computed; the steps after it will read the
+        # codes, which take no mask: a padded batch is refused at the prompt's first layer.
+        with prompt.emptied_on_error():
+            prompt.check_call(attention_mask, query.shape[2], key.shape[2], softcap, kwargs.get("sliding_window"),
+                              causal)
+    Lq, Lk = query.shape[2], key.shape[2]
     causal = Lq > 1 and attention_mask is None and causal
     if causal and Lk > Lq:
         # A prompt into an empty static cache: keys past the prompt are empty slots, which top-left causality

@@ -5,13 +5,14 @@ logits within the bound: the kernels are checked, not the quantization); which k
 import copy
 import math
 
-import attnforge
-import attnforge.quantized_cache as quantized_cache
 import pytest
 import torch
 from references import dequantized
 
 transformers = pytest.importorskip("transformers")
+import attnforge  # noqa: E402
+import attnforge.quantized_cache as quantized_cache  # noqa: E402
+import attnforge.transformers  # noqa: E402
 from test_transformers import MODELS, logit_bound, prompt  # noqa: E402
 
 attnforge.transformers.register()
@@ -75,9 +76,11 @@ class DequantizedCache(transformers.DynamicCache):
         shadow = self.shadow[layer_idx]
         prompt = shadow.get_seq_length() == 0
         shadow.update(key_states, value_states)
+        new = key_states.shape[-2]
         keys = dequantized(layer_tensors(shadow, "key"), "k").to(key_states.dtype)
         values = dequantized(layer_tensors(shadow, "value"), "v").to(value_states.dtype)
-        super().update(keys, values, layer_idx, *args, **kwargs)  # the lengths and masks transformers reads
+        # The parent holds the new tokens' dequantized values only: its lengths (and masks) are the cache's.
+        super().update(keys[:, :, -new:], values[:, :, -new:], layer_idx, *args, **kwargs)
         return (key_states, value_states) if prompt else (keys, values)
 
 
@@ -94,6 +97,29 @@ def test_models_generate_as_sdpa_over_the_dequantized_cache(model, storage):
     for step, (a, b) in enumerate(zip(got.logits, expected.logits)):
         err = (a - b).abs().max().item()
         assert err <= logit_bound(b, torch.float32), (step, err)
+
+
+def test_chunks_over_the_cache_and_a_reset_cache_compute_as_the_reference():
+    # A prompt in two chunks (the second, 7 tokens, attends over the codes with the model's own causal mask), a step,
+    # then the same after reset(): every logit as sdpa's over the dequantized cache.
+    ref, ours = build("llama", "sdpa"), build("llama", "attnforge")
+    ids, _ = prompt(2, 30, padded=False)
+    expected_cache = DequantizedCache(ref.config, 64, "u8")
+    cache = attnforge.transformers.QuantizedStaticCache(ours.config, 64, "u8")
+
+    def forward(model, c, chunk, start):
+        return model(chunk, cache=c, cache_position=torch.arange(start, start + chunk.shape[1])).logits
+
+    with torch.no_grad():
+        expected = [forward(ref, expected_cache, ids[:, :23], 0), forward(ref, expected_cache, ids[:, 23:], 23),
+                    forward(ref, expected_cache, ids[:, :1], 30)]
+        for _ in range(2):
+            got = [forward(ours, cache, ids[:, :23], 0), forward(ours, cache, ids[:, 23:], 23),
+                   forward(ours, cache, ids[:, :1], 30)]
+            for a, b in zip(got, expected):
+                assert (a - b).abs().max().item() <= logit_bound(b, torch.float32)
+            assert cache.get_seq_length() == 31
+            cache.reset()
 
 
 def test_a_bf16_model_decodes_on_bf16_kernels_over_the_codes(monkeypatch):
@@ -125,9 +151,18 @@ def test_a_bf16_model_decodes_on_bf16_kernels_over_the_codes(monkeypatch):
 def test_what_the_cache_cannot_serve_is_refused():
     model = build("llama", "attnforge")
     ids, mask = prompt(2, 30, padded=True)
+    cache = attnforge.transformers.QuantizedStaticCache(model.config, 64)
     with torch.no_grad(), pytest.raises(ValueError, match="without padding"):
-        model.generate(ids, attention_mask=mask, max_new_tokens=2, do_sample=False, pad_token_id=0,
-                       cache=attnforge.transformers.QuantizedStaticCache(model.config, 64))
+        model.generate(ids, attention_mask=mask, max_new_tokens=2, do_sample=False, pad_token_id=0, cache=cache)
+    # Refused at the first layer: the cache is left empty, not with one layer's tokens, and serves the next call.
+    assert cache.get_seq_length() == 0 and all(layer.get_seq_length() == 0 for layer in cache.layers)
+    with torch.no_grad():
+        out = model.generate(ids, max_new_tokens=2, min_new_tokens=2, do_sample=False, pad_token_id=0, cache=cache)
+    assert out.shape == (2, 32) and cache.get_seq_length() == 31
+    with torch.no_grad(), pytest.raises(ValueError, match="float32 or bfloat16"):
+        build("llama", "attnforge", torch.float16).generate(
+            ids, max_new_tokens=2, do_sample=False, pad_token_id=0,
+            cache=attnforge.transformers.QuantizedStaticCache(model.config, 64))
     with torch.no_grad(), pytest.raises(ValueError, match="exceed max_cache_len = 32"):
         model.generate(ids[:, :30], max_new_tokens=4, do_sample=False, pad_token_id=0,
                        cache=attnforge.transformers.QuantizedStaticCache(model.config, 32))
