@@ -43,16 +43,10 @@ STORAGES = {
 }
 
 
-def _transformers():
-    try:
-        import transformers.cache_utils as cache_utils
-    except ImportError as error:
-        raise ImportError("attnforge.transformers needs the transformers package (pip install transformers)") \
-            from error
-    return cache_utils
-
-
-_cache_utils = _transformers()
+try:
+    import transformers.cache_utils as _cache_utils
+except ImportError as error:
+    raise ImportError("attnforge.transformers needs the transformers package (pip install transformers)") from error
 
 
 def _causal_keep(Lq: int, Lk: int) -> torch.Tensor:
@@ -98,7 +92,6 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         self.storage = storage
         self.cumulative_length = 0
         self.owner = None  # the QuantizedStaticCache holding this layer: emptied whole when a call is refused
-        self._checked_mask = None  # the last mask found causal, where no owner shares it between layers
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
         _, code_type, zero_point, group = STORAGES[self.storage]
@@ -174,11 +167,11 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         if not causal:
             raise ValueError("attnforge QuantizedStaticCache: a non-causal attention layer; the quantized kernels "
                              "are causal over the cache")
-        holder = self.owner if self.owner is not None else self
-        if mask is not None and mask is holder._checked_mask:
+        if mask is not None and self.owner is not None and mask is self.owner._checked_mask:
             return  # the same mask object the previous layer checked (a model hands each layer the same one)
         _check_mask(mask, Lq, Lk)
-        holder._checked_mask = mask
+        if self.owner is not None:
+            self.owner._checked_mask = mask
 
     def attend(self, query: torch.Tensor, mask: torch.Tensor | None, scaling: float | None,
                softcap: float | None, sliding_window: int | None, causal: bool = True) -> torch.Tensor:
@@ -211,7 +204,6 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         if self.is_initialized:
             self.kv_length.zero_()
         self.cumulative_length = 0
-        self._checked_mask = None
         if self.owner is not None:
             self.owner._checked_mask = None
 
@@ -257,9 +249,8 @@ class QuantizedStaticCache(_cache_utils.Cache):
     def __init__(self, config, max_cache_len: int, storage: str = "u8"):
         text = config.get_text_config(decoder=True)
         layer_types, _ = _cache_utils.get_layer_types_and_kwargs(text)
-        served = {"full_attention"}
         for index, layer_type in enumerate(layer_types):
-            if layer_type not in served:
+            if layer_type != "full_attention":
                 raise ValueError(f"attnforge QuantizedStaticCache: layer {index} is {layer_type!r}; the quantized "
                                  "cache serves layers of full attention only (no sliding windows)")
         if getattr(text, "attn_logit_softcapping", None):

@@ -11,7 +11,7 @@ operator of attnforge.torch: GQA without repeating keys and values, the output w
 layout the model reshapes, a soft-cap where the model passes one (Gemma-2), and over a static cache only the
 slots the mask keeps are read.
 
-QuantizedStaticCache (attnforge/quantized_cache.py) is a cache of 8-bit codes for such a model: `past_key_values=
+QuantizedStaticCache (attnforge/quantized_cache.py) is a cache of 8-bit codes for such a model: `cache=
 QuantizedStaticCache(model.config, max_cache_len, storage="u8")`; the attention function reads its codes in place.
 """
 
