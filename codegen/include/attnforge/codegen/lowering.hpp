@@ -80,10 +80,12 @@ struct QueryPositions {
 
 // The decode strategy's score product (lower/decode_product.hpp), what its schedule reads: per_lane, the
 // products per lane, (u, k, q, h, b), or with a GQA group's heads in the lanes ((pair,) x, g, c, k, q, hk, b),
-// g < the group; lane_fold, the lanes of keys_per_step keys folded into one vector, (j, k, q, h, b), or there
-// (k % keys_per_step, g, k / keys_per_step, q, hk, b).
+// g < the group; lane_fold, with the heads in the lanes, the lanes of keys_per_step keys folded into one vector,
+// (k % keys_per_step, g, k / keys_per_step, q, hk, b); lane_tree, with E along the lanes, the levels of the fold:
+// level i holds each key's lanes/2^(i+1) partial sums (a, k, q, h, b), and sum adds the last level's two.
 struct DecodeProduct {
     Halide::Func per_lane, lane_fold;
+    std::vector<Halide::Func> lane_tree;
     bool heads_in_lanes = false;
     // With the heads in the lanes: a key's column accumulators added, (x, g, k, q, hk, b).
     Halide::Func column_sums;
@@ -222,6 +224,8 @@ struct DecodeCore : CoreCommon {
     // V is converted where P·V reads it (codes of a quantized cache): each converted vector takes a register beside
     // the accumulators, where float32 V is an operand of its FMA straight from memory.
     bool converted_values = false;
+    // V's buffer where V is an input read in place (undefined otherwise), for a prefetch of its rows.
+    Halide::Parameter value_buffer;
 };
 
 // One type per strategy: a schedule visits the one it gets.

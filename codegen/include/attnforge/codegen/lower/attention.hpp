@@ -136,6 +136,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         if (decode) {
             DecodeCore core = detail::decode_attention(
                 in, values, stored_values, scaled_weights ? v.row_scale : nullptr, E, group, *decode, weighted_name);
+            core.value_buffer = v.row_buffer;
             output = core.output;
             ctx.roles.cores.push_back(core);
         } else if (const auto* streaming = std::get_if<StreamingPlan>(&ctx.plan)) {

@@ -12,6 +12,7 @@
 #include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -136,19 +137,39 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         const Halide::Expr column = eo * lanes + u;
         per_lane(u, kv, qi, h, b) += in.q.func(column, query, query_head, b) * in.key_element(column, key_head, b);
     }
-    // The lanes combine in two steps: folded to keys_per_step (four: lane j adds lanes j, j + 4, ...: whole-
-    // vector adds of a vector's quarters), then the quarters of four keys added as vectors of keys (a 4×4
-    // transpose). A tree down to each key's scalar cost 20 instructions a key and row on Zen 4, most of
-    // decode_gqa's Q·Kᵀ.
-    if (lanes % keys != 0)
-        throw std::invalid_argument("attnforge lowering: the decode strategy needs a multiple of " +
-                                    std::to_string(keys) + " vector lanes, got " + std::to_string(lanes));
-    Halide::Var j("j");
-    Halide::Func fold(name + "_fold");
-    fold(j, kv, qi, h, b) = combine_lanes(
-        lane_sum(), [&](int m) { return per_lane(j + keys * m, kv, qi, h, b); }, lanes / keys);
+    // The lanes combine in a tree of whole-vector shuffles and adds (the horizontal sums of several vectors at once):
+    // level 1 adds the adjacent lanes of each pair of keys' vectors into one, [key 2g: lanes/2 partial sums | key
+    // 2g + 1: lanes/2], level 2 each pair of those into [four keys: lanes/4 each], and so on until one vector holds
+    // keys_per_step keys; then each key's lanes/keys_per_step partials are added by strided reads (a small
+    // transpose). A level reads its two input vectors as one row of 2·lanes at stride 2 (lanes 2x and 2x + 1), which
+    // Halide loads densely and deinterleaves: two shuffles and an add per output vector. Per four keys on AVX-512
+    // ~16 instructions, where a fold of each key's lanes into a quarter vector and a 4×4 transpose after it took ~35
+    // (as many as the products of a uint8 row at E = 128: 40 % of the Q·Kᵀ loop of a run-time GQA group, Zen 5).
+    // (Pairing lane u with u + lanes/2 instead reads spans of 1.5 vectors, which LLVM moved lane by lane.)
+    if (lanes % keys != 0 || (keys & (keys - 1)) != 0)
+        throw std::invalid_argument("attnforge lowering: the decode strategy needs a power of two of keys (" +
+                                    std::to_string(keys) + ") dividing the vector lanes (" + std::to_string(lanes) +
+                                    ")");
+    std::vector<Halide::Func> tree;
+    Halide::Var x("x"), g("g");
+    // Lane `lane` (< 2·lanes) of the row made of input vectors 2g and 2g + 1.
+    std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&)> pair_row =
+        [&](const Halide::Expr& lane, const Halide::Expr& vector) {
+            return per_lane(lane % lanes, 2 * vector + lane / lanes, qi, h, b);
+        };
+    for (int keys_in_vector = 2; keys_in_vector <= keys; keys_in_vector *= 2) {
+        Halide::Func level(name + "_fold" + std::to_string(keys_in_vector));
+        level(x, g, qi, h, b) = pair_row(2 * x, g) + pair_row(2 * x + 1, g);
+        tree.push_back(level);
+        pair_row = [level, qi, h, b, lanes](const Halide::Expr& lane, const Halide::Expr& vector) {
+            return level(lane % lanes, 2 * vector + lane / lanes, qi, h, b);
+        };
+    }
+    // The last vector: keys_per_step keys of `partials` lanes each, added by strided reads.
+    const Halide::Func last = tree.empty() ? per_lane : tree.back();
+    const int partials = keys == 1 ? lanes : lanes / keys;
     sum(kv, qi, h, b) = combine_lanes(
-        lane_sum(), [&](int m) { return fold(m, kv, qi, h, b); }, keys);
+        lane_sum(), [&](int o) { return last(partials * (kv % keys) + o, kv / keys, qi, h, b); }, partials);
     if (rows_of_group)
         f(kv, qi, h, b) =
             sum(kv, in.heads.row_of(h, qi, Lq), in.heads.kv_head(h), b) * in.key_scale(kv, in.heads.kv_head(h), b);
@@ -156,7 +177,8 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, in.heads.kv_head(h), b);
     ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
     product.decode.per_lane = per_lane;
-    product.decode.lane_fold = fold;
+    product.decode.lane_tree = tree;
+    product.decode.key_buffer = in.k.row_buffer;
     product.decode.keys_per_step = keys;
     product.decode.bf16_pairs = pairs;
     return product;
