@@ -81,8 +81,9 @@ struct QueryPositions {
 // The decode strategy's score product (lower/decode_product.hpp), what its schedule reads: per_lane, the
 // products per lane, (u, k, q, h, b), or with a GQA group's heads in the lanes ((pair,) x, g, c, k, q, hk, b),
 // g < the group; lane_fold, with the heads in the lanes, the lanes of keys_per_step keys folded into one vector,
-// (k % keys_per_step, g, k / keys_per_step, q, hk, b); lane_tree, with E along the lanes, the levels of the fold:
-// level i holds each key's lanes/2^(i+1) partial sums (a, k, q, h, b), and sum adds the last level's two.
+// (k % keys_per_step, g, k / keys_per_step, q, hk, b); lane_tree, with E along the lanes, the levels of the fold
+// (x, g, q, h, b): level i's vector g holds keys g·2^(i+1) ... with lanes/2^(i+1) partial sums each, and sum reads
+// the last level's partials at a stride.
 struct DecodeProduct {
     Halide::Func per_lane, lane_fold;
     std::vector<Halide::Func> lane_tree;
