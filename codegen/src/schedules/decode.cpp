@@ -10,6 +10,7 @@
 #include "parts.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace attnforge::codegen::schedules {
 
@@ -31,17 +32,12 @@ int accumulators_for(int lanes) {
     return lanes >= 16 ? 16 : 8;
 }
 
-// Where the decode loops prefetch K's and V's rows in software (below, where each does): K read in place as float32
-// or bf16, V as float32. Codes (uint8, int8) and fp16 are converted as they are read, which makes their loops
-// compute-bound: there the prefetches cost more than they save (K and V: decode_u8 1.07x and 1.75x the time, fp16
-// decode_gqa 1.32x; V over bf16 pairs 1.25x), Zen 5.
-bool prefetches_keys(const DecodeCore& core) {
-    const Halide::Parameter& k = core.dot.decode.key_buffer;
-    return k.defined() && !core.converted_values && k.type() != Halide::Float(16);
-}
-bool prefetches_values(const DecodeCore& core) {
-    const Halide::Parameter& v = core.value_buffer;
-    return v.defined() && v.type() == Halide::Float(32);
+// Whether a decode loop prefetches an input's rows in software (below, where each does): only rows read in place in
+// one of `types`. Codes (uint8, int8) and fp16 are converted as they are read, which makes their loops compute-bound:
+// there the prefetches cost more than they save (K and V: decode_u8 1.07x and 1.75x the time, fp16 decode_gqa 1.32x;
+// V over bf16 pairs 1.25x), Zen 5.
+bool prefetched(const Halide::Parameter& rows, std::initializer_list<Halide::Type> types) {
+    return rows.defined() && std::find(types.begin(), types.end(), rows.type()) != types.end();
 }
 
 DecodeLoops schedule_split_tasks(DecodeCore& core, int lanes) {
@@ -88,7 +84,7 @@ void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, 
         // One query: K's rows 16 steps ahead where K is float32 (with V's, schedule_weighted_values: decode_gqa
         // B = 1, Lq = 1, one thread, Zen 5: Lk = 4096 1.82 -> 1.17 ms, Lk = 32768 15.1 -> 10.1 ms); bf16 rows, half
         // the bytes a step, gained nothing (0.92-1.02x).
-        if (prefetches_keys(core) && core.dot.decode.key_buffer.type() == Halide::Float(32))
+        if (prefetched(core.dot.decode.key_buffer, {Halide::Float(32)}))
             sum.prefetch(core.dot.decode.key_buffer, ko, ko, 16, Halide::PrefetchBoundStrategy::NonFaulting);
     }
     sum.bound_extent(sv[2], group).unroll(sv[2]);
@@ -165,7 +161,7 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
         // L2, every line (codegen/prefetch_lines.hpp; NonFaulting: past the split's last key too). A run-time GQA
         // group of four, B = 1, Lq = 1, Lk = 32768, one thread, Zen 5: float32 17.3 -> 10.8 ms, bf16 5.26 -> 4.73
         // ms. Not for codes (uint8/int8: compute-bound, 1.07x slower with it).
-        if (prefetches_keys(core))
+        if (prefetched(core.dot.decode.key_buffer, {Halide::Float(32), Halide::BFloat(16)}))
             four.prefetch(core.dot.decode.key_buffer, ko, ko, 16, Halide::PrefetchBoundStrategy::NonFaulting);
     }
     per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
@@ -290,23 +286,24 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
         if (core.rounded_weights.defined()) st.atomic().vectorize(acc.rvars(0).at(0));
         st.vectorize(ei).unroll(eoi).unroll(w[2]).unroll(eoo);
     };
+    // V's rows 64 keys ahead into L2, as K's in Q·Kᵀ, for float32 V, where four rows run inside the keys and in a
+    // fixed group's one-query pass: the run-time GQA cell 13.9 -> 13.0 ms; over bf16 pairs and codes 1.25x and 1.75x
+    // slower (a prefetch per key for rows of 256 and 128 bytes, twice over u8's two tiles of columns).
+    auto prefetch_values = [&](Halide::Stage st) {
+        if (prefetched(core.value_buffer, {Halide::Float(32)}))
+            st.prefetch(core.value_buffer, acc.rvars(0).back(), acc.rvars(0).back(), 64,
+                        Halide::PrefetchBoundStrategy::NonFaulting);
+    };
     if (rows_inside) {
         Var qo("qo"), qi("qi");
         four.split(w[1], qo, qi, rows_at_once, TailStrategy::RoundUp);
         order_value_loops(four, {qi}, qo);
         four.unroll(qi);
-        // V's rows 64 keys ahead into L2, as K's in Q·Kᵀ (schedule_lanes_along_e_product), for float32 V: the same
-        // GQA cell 13.9 -> 13.0 ms; over bf16 pairs and codes 1.25x and 1.75x slower (a prefetch per key for
-        // rows of 256 and 128 bytes, twice over u8's two tiles of columns).
-        if (prefetches_values(core))
-            four.prefetch(core.value_buffer, acc.rvars(0).back(), acc.rvars(0).back(), 64,
-                          Halide::PrefetchBoundStrategy::NonFaulting);
+        prefetch_values(four);
     }
     if (single_pass_for_one_query) {
         order_value_loops(one_query, {}, w[1]);
-        if (prefetches_values(core))
-            one_query.prefetch(core.value_buffer, acc.rvars(0).back(), acc.rvars(0).back(), 64,
-                               Halide::PrefetchBoundStrategy::NonFaulting);
+        prefetch_values(one_query);
     }
     order_value_loops(weighted, {}, w[1]);
 

@@ -167,7 +167,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     }
     // The last vector: keys_per_step keys of `partials` lanes each, added by strided reads.
     const Halide::Func last = tree.empty() ? per_lane : tree.back();
-    const int partials = keys == 1 ? lanes : lanes / keys;
+    const int partials = lanes / keys;
     sum(kv, qi, h, b) = combine_lanes(
         lane_sum(), [&](int o) { return last(partials * (kv % keys) + o, kv / keys, qi, h, b); }, partials);
     if (rows_of_group)
