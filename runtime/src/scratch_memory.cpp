@@ -77,25 +77,21 @@ ThreadCache& cache() {
 
 void* allocate(void*, std::size_t size) {
     const std::size_t capacity = round_up(size == 0 ? 1 : size, kAlignment);
-    const bool cached = capacity >= kMinCachedSize;
-    Header* h = cached ? cache().take(capacity) : nullptr;
+    ThreadCache& c = cache();
+    Header* h = c.take(capacity);
     if (!h) {
         void* raw = std::aligned_alloc(kAlignment, kAlignment + capacity + kTail);
         if (!raw) return nullptr;  // Halide reports halide_error_code_out_of_memory
         h = static_cast<Header*>(raw);
         h->capacity = capacity;
-        if (cached) ++cache().fresh;
+        ++c.fresh;
     }
     return reinterpret_cast<char*>(h) + kAlignment;
 }
 
 void release(void*, void* block) {
     if (!block) return;
-    Header* h = header_of(block);
-    if (h->capacity < kMinCachedSize)
-        std::free(h);
-    else
-        cache().give(h);
+    cache().give(header_of(block));
 }
 
 void install() {

@@ -234,10 +234,13 @@ BOOST_AUTO_TEST_CASE(scratch_memory_is_reused_across_calls_and_bounded) {
     void* b = scratch::allocate(nullptr, 99000);  // fits the cached block, at least half its size
     BOOST_TEST(b == a);
     scratch::release(nullptr, b);
-    void* small = scratch::allocate(nullptr, 16);  // under the threshold: not cached
+    void* small = scratch::allocate(nullptr, 16);  // too small for the cached block: a block of its own, cached too
     BOOST_TEST(reinterpret_cast<std::uintptr_t>(small) % scratch::kAlignment == 0u);
+    BOOST_TEST(small != a);
     scratch::release(nullptr, small);
-    BOOST_TEST(scratch::this_thread_stats().cached_blocks == 1u);
+    BOOST_TEST(scratch::this_thread_stats().cached_blocks == 2u);
+    BOOST_TEST(scratch::allocate(nullptr, 40) == small);  // 40 and 16 both round up to one 64-byte block
+    scratch::release(nullptr, small);
     scratch::trim_this_thread();
 }
 

@@ -5,9 +5,10 @@
 // Why: glibc serves blocks above its mmap threshold with fresh mappings, so every call page-faults its
 // temporaries in again. On this project's VM that costs 15–30 % of a call at L = 128–512 (measured in
 // bench/README.md). The runtime installs the cache (halide_set_custom_malloc) before the first kernel
-// call; blocks under 128 bytes are allocated and freed as usual. Small blocks are cached too: per-task
-// tiles of a few KiB at L ≤ 128 went through glibc's memalign (and its malloc_consolidate) on every
-// task, 5% of sdpa at L = 128 and 3 of the 15 µs of a call at L = 16.
+// call. Blocks of every size are cached: per-task tiles of a few KiB at L ≤ 128 went through glibc's
+// memalign (and its malloc_consolidate) on every task, 5% of sdpa at L = 128 and 3 of the 15 µs of a
+// call at L = 16; so did a decode call's blocks of under 128 bytes (the running maxima and sums of its
+// splits, per task and per head), 2 of the 18 µs of a decode call at Lk = 1 (Hq = 32, E = 128, Zen 5).
 //
 // Bounds: each thread keeps at most kMaxCachedBlocks free blocks and kMaxCachedBytes in all (the oldest
 // is freed first), and reuses a block only for a request of at least half its size, so the cache never
@@ -18,7 +19,6 @@
 
 namespace attnforge::runtime::scratch {
 
-inline constexpr std::size_t kMinCachedSize = 128;
 inline constexpr std::size_t kMaxCachedBlocks = 32;
 inline constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kAlignment = 64;  // what Halide requires on x86
@@ -35,7 +35,7 @@ void trim_this_thread();
 
 struct Stats {
     std::size_t cached_blocks = 0, cached_bytes = 0;  // free blocks held by the calling thread
-    std::size_t reuses = 0, fresh = 0;                // this thread's large allocations served each way
+    std::size_t reuses = 0, fresh = 0;                // this thread's allocations served each way
 };
 Stats this_thread_stats();
 

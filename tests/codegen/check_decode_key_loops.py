@@ -1,0 +1,59 @@
+"""A decode kernel's loops over a key tile end at kv_length: none runs over the whole tile of k_block keys with the
+keys past kv_length predicated off (docs/performance.md, decode: "A key tile's loops end at kv_length").
+
+Halide trims a loop whose body is a predicate on the key (`if (rk < valid) …`) to the valid keys, but only while
+nothing else is in the body: a software prefetch placed in the key loop itself kept all 2048 steps of P·V at any
+kv_length (decode at Lk = 1 took 64 µs a call instead of 10). Generates the lowered statement of decode kernels
+with the build's generator (float32, whose V rows are prefetched where K and V exceed a last-level cache; bf16
+and uint8, whose are not) and reads the extents of the loops over keys (`…rk$x…`, `…k.ko`, `…kk…`): a constant
+extent of a whole tile (k_block) or more fails. The loop over spans of 4 keys that holds V's prefetch runs over
+the tile's k_block / 4 spans, each span's keys trimmed: that one is allowed (a few instructions a step, and only
+in the specialization for caches past the last-level cache).
+
+usage: check_decode_key_loops.py GENERATOR OUT_DIR
+"""
+import pathlib
+import re
+import subprocess
+import sys
+
+K_BLOCK = 2048
+# (name, generator parameters): the forms of decode's P·V and Q·Kᵀ (run-time GQA with four rows inside the keys,
+# a fixed group's one-query pass, bf16 pairs, uint8 codes).
+KERNELS = [
+    ("decode_f32", ["variant=decode", "head_width=128"]),
+    ("decode_gqa_f32", ["variant=decode_gqa"]),
+    ("decode_bf16", ["variant=decode", "head_width=128", "dtype=bf16"]),
+    ("decode_u8", ["variant=decode_u8", "head_width=128"]),
+]
+
+KEY_LOOP = re.compile(r"for \(([\w.$]*(?:rk\$x|\.k\.ko|\.kk)[\w.$]*), (\S+), (\d+)\)")
+
+
+def lowered(generator, out, name, parameters):
+    out.mkdir(parents=True, exist_ok=True)
+    args = [generator, "-n", name, "-d", "0", "-g", "attnforge_attention", "-f", name, "-e", "stmt", "-o", str(out),
+            "target=host-no_runtime", "result=output", "strategy=decode", f"k_block={K_BLOCK}",
+            f"split_keys={K_BLOCK}", *parameters]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"generating {name} failed: {done.stderr}")
+    return (out / f"{name}.stmt").read_text()
+
+
+def main():
+    generator, out = sys.argv[1], pathlib.Path(sys.argv[2])
+    failures = []
+    for name, parameters in KERNELS:
+        text = lowered(generator, out, name, parameters)
+        constant = [(var, int(extent)) for var, _, extent in KEY_LOOP.findall(text)]
+        print(f"{name}: key loops of constant extent: {constant or 'none'}")
+        whole = [(var, n) for var, n in constant if n >= K_BLOCK]
+        if whole:
+            failures.append(f"{name}: key loops over the whole tile regardless of kv_length: {whole}")
+    if failures:
+        sys.exit("\n".join(failures))
+
+
+if __name__ == "__main__":
+    main()
