@@ -212,11 +212,13 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
             d["kernel"] = std::string(c.kernel);
             d["dtype"] = std::string(c.dtype);
             d["shapes"] = shapes;
+            d["kernel_seconds"] = c.kernel_seconds;
             return d;
         },
         nb::sig("def _last_torch_call() -> dict[str, object]"),
-        "For tests: what the last torch_attention call on this thread ran: its variant, kernel ('' when no key "
-        "was left), storage type and each input's shape.");
+        "For tests and bench/python_call_cost.py: what the last torch_attention call on this thread ran: its "
+        "variant, kernel ('' when no key was left), storage type, each input's shape, and the seconds its kernel "
+        "calls took (the C++ runtime's evaluate_into).");
 
     m.def(
         "quantize_into_cache",

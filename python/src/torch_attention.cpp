@@ -5,6 +5,7 @@
 #include <attnforge/runtime/engine.hpp>
 #include <attnforge/runtime/run.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -266,9 +267,20 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
     }
     runtime::RunOptions options;
     options.dtype = dtype;
-    const runtime::KernelEntry& kernel = runtime::select_kernel(variant, inputs, "output", dtype);
+    // The kernel for these sizes, picked by them as read off the views (every variant above has the sequences q
+    // and kv): evaluate_into checks every input against the kernel before it touches memory, so they are not
+    // checked a second time here (select_kernel's check of the views took ~1.2 of a decode call's ~5 µs outside
+    // its kernel, Lk = 1).
+    dsl::RuntimeSizes sizes;
+    sizes.batch = B;
+    sizes.heads = Hq;
+    sizes.kv_heads = Hkv;
+    sizes.head_width = E;
+    sizes.sequence_length = {{"q", Lq}, {"kv", Lk}};
+    const runtime::KernelEntry& kernel = runtime::select_kernel(variant, sizes, "output", dtype);
     const runtime::KernelEntry* lse_kernel = nullptr;
-    if (return_lse) lse_kernel = &runtime::select_kernel(variant, inputs, "logsumexp", dtype);
+    if (return_lse) lse_kernel = &runtime::select_kernel(variant, sizes, "logsumexp", dtype);
+    const auto started = std::chrono::steady_clock::now();
     {
         nb::gil_scoped_release unlocked;
         runtime::evaluate_into(kernel, inputs, out_view, options);
@@ -279,7 +291,8 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
                                    lse_options);
         }
     }
-    last_call = {variant, kernel.name, dtype, std::move(inputs)};  // moved, not copied: no work for the hook
+    const double kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    last_call = {variant, kernel.name, dtype, std::move(inputs), kernel_seconds};  // moved: no work for the hook
     return nb::make_tuple(out, lse);
 }
 

@@ -26,12 +26,14 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
                           std::optional<double> scale, std::optional<double> softcap, bool enable_gqa, bool return_lse,
                           bool heads_last);
 
-// For tests: what the last torch_attention call on this thread ran: its variant, kernel ("" when no key was left)
-// and storage type (names from the registry), and its inputs' views — their shapes only are meaningful after the
-// call (the data pointers were the caller's tensors').
+// For tests and bench/python_call_cost.py: what the last torch_attention call on this thread ran: its variant,
+// kernel ("" when no key was left) and storage type (names from the registry), its inputs' views — their shapes
+// only are meaningful after the call (the data pointers were the caller's tensors') — and the seconds its kernel
+// calls took (runtime::evaluate_into, what a C++ program calls: the rest of the call is what Python adds).
 struct TorchCall {
     std::string_view variant, kernel, dtype;
     runtime::ViewMap inputs;
+    double kernel_seconds = 0;
 };
 const TorchCall& last_torch_call();
 

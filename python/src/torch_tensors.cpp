@@ -122,12 +122,17 @@ std::string torch_dtype_name(const TorchTensor& t) {
 
 nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type) {
     const Torch& torch = torch_objects();
-    nb::object size = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        PyTuple_SET_ITEM(size.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
-    PyObject* dtype = torch.dtypes[type == TorchType::boolean || type == TorchType::other ? 0 : static_cast<int>(type)];
-    PyObject* args[] = {size.ptr(), dtype};
-    PyObject* r = PyObject_Vectorcall(torch.empty, args, 1, torch.dtype_keyword);
+    // torch.empty(n0, n1, ..., dtype=…): the sizes as separate arguments, which torch's argument parser takes
+    // faster than one tuple (0.4 of its 1.6-2.1 µs).
+    std::vector<nb::object> sizes;
+    std::vector<PyObject*> args;
+    for (const std::int64_t n : shape) {
+        sizes.push_back(nb::steal(PyLong_FromLongLong(n)));
+        if (!sizes.back().ptr()) throw nb::python_error();
+        args.push_back(sizes.back().ptr());
+    }
+    args.push_back(torch.dtypes[type == TorchType::boolean || type == TorchType::other ? 0 : static_cast<int>(type)]);
+    PyObject* r = PyObject_Vectorcall(torch.empty, args.data(), shape.size(), torch.dtype_keyword);
     if (!r) throw nb::python_error();
     return nb::steal(r);
 }

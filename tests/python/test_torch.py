@@ -119,6 +119,21 @@ def test_only_the_slots_a_static_cache_mask_keeps_are_read(monkeypatch):
     assert seen == [("decode", (B, Hkv, 300, E))]
 
 
+def test_the_call_records_its_kernels_time():
+    # bench/python_call_cost.py reads the kernel's time inside a call to measure what Python adds: positive, and
+    # less than the whole call's; none where no key is left to read (no kernel runs).
+    import time
+    q, k, v = qkv(1, 32, 8, 1, 512, 128, seed=9)
+    started = time.perf_counter()
+    sdpa(q, k, v, enable_gqa=True)
+    whole = time.perf_counter() - started
+    recorded = attnforge._native._last_torch_call()
+    assert recorded["variant"] == "decode" and 0 < recorded["kernel_seconds"] < whole
+    mask = torch.zeros(1, 1, 1, 512, dtype=torch.bool)
+    sdpa(q, k, v, attn_mask=mask, enable_gqa=True)
+    assert attnforge._native._last_torch_call()["kernel_seconds"] == 0
+
+
 def test_fully_masked_rows_are_zeros():
     q, k, v = qkv(1, 2, 2, 5, 9, 64, seed=6)
     mask = torch.ones(1, 1, 5, 9, dtype=torch.bool)
