@@ -12,7 +12,7 @@ called on NumPy views of the same memory with out= (`attnforge.kernel`: the leas
 from C++ (`attnforge bench decode`, whose protocol reads the cache cold between calls: a different number), on 1
 and 2 threads, with torch's own SDPA beside it; and, on the same front-door calls, the time of the kernel call
 inside each (the C++ runtime's evaluate_into, timed by the extension): the call ÷ its kernel, per call, is what
-the Python call adds (docs/pytorch.md's ≤ 3 %). Prints tables; --json writes the rows.
+the Python call adds (docs/pytorch.md). Prints tables; --json writes the rows.
 
     .venv/bin/python bench/python_call_cost.py [--build build] [--json FILE] [--rounds 3] [--no-front-door]
 """

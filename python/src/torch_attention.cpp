@@ -280,9 +280,10 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
     const runtime::KernelEntry& kernel = runtime::select_kernel(variant, sizes, "output", dtype);
     const runtime::KernelEntry* lse_kernel = nullptr;
     if (return_lse) lse_kernel = &runtime::select_kernel(variant, sizes, "logsumexp", dtype);
-    const auto started = std::chrono::steady_clock::now();
+    double kernel_seconds = 0;
     {
         nb::gil_scoped_release unlocked;
+        const auto started = std::chrono::steady_clock::now();
         runtime::evaluate_into(kernel, inputs, out_view, options);
         if (lse_kernel) {
             runtime::RunOptions lse_options = options;
@@ -290,8 +291,8 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
             runtime::evaluate_into(*lse_kernel, inputs, {{B, Hq, Lq}, dsl::element_type::float32, lse_data, {}},
                                    lse_options);
         }
+        kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
-    const double kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     last_call = {variant, kernel.name, dtype, std::move(inputs), kernel_seconds};  // moved: no work for the hook
     return nb::make_tuple(out, lse);
 }

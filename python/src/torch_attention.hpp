@@ -29,7 +29,8 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
 // For tests and bench/python_call_cost.py: what the last torch_attention call on this thread ran: its variant,
 // kernel ("" when no key was left) and storage type (names from the registry), its inputs' views — their shapes
 // only are meaningful after the call (the data pointers were the caller's tensors') — and the seconds its kernel
-// calls took (runtime::evaluate_into, what a C++ program calls: the rest of the call is what Python adds).
+// calls took with the GIL released (runtime::evaluate_into, what a C++ program calls, its checks of the inputs
+// included: the rest of the call is what Python adds).
 struct TorchCall {
     std::string_view variant, kernel, dtype;
     runtime::ViewMap inputs;

@@ -2,6 +2,7 @@
 
 #include <HalideRuntime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -61,9 +62,15 @@ struct ThreadCache {
         free_blocks.push_back(h);
         cached_bytes += h->capacity;
         while (free_blocks.size() > kMaxCachedBlocks || cached_bytes > kMaxCachedBytes) {
-            cached_bytes -= free_blocks.front()->capacity;
-            std::free(free_blocks.front());
-            free_blocks.erase(free_blocks.begin());
+            // Too many blocks: the smallest goes (allocated again cheaply; a large one would page-fault again), so
+            // a kernel's many small blocks never push out its large ones. Too many bytes: the oldest.
+            auto victim = free_blocks.begin();
+            if (cached_bytes <= kMaxCachedBytes)
+                victim = std::min_element(free_blocks.begin(), free_blocks.end(),
+                                          [](const Header* a, const Header* b) { return a->capacity < b->capacity; });
+            cached_bytes -= (*victim)->capacity;
+            std::free(*victim);
+            free_blocks.erase(victim);
         }
     }
 };

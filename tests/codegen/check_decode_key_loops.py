@@ -5,10 +5,11 @@ Halide trims a loop whose body is a predicate on the key (`if (rk < valid) …`)
 nothing else is in the body: a software prefetch placed in the key loop itself kept all 2048 steps of P·V at any
 kv_length (decode at Lk = 1 took 64 µs a call instead of 10). Generates the lowered statement of decode kernels
 with the build's generator (float32, whose V rows are prefetched where K and V exceed a last-level cache; bf16
-and uint8, whose are not) and reads the extents of the loops over keys (`…rk$x…`, `…k.ko`, `…kk…`): a constant
-extent of a whole tile (k_block) or more fails. The loop over spans of 4 keys that holds V's prefetch runs over
-the tile's k_block / 4 spans, each span's keys trimmed: that one is allowed (a few instructions a step, and only
-in the specialization for caches past the last-level cache).
+and uint8, whose are not) and reads the extents of the loops over keys (`…rk$x…`, `…rk$y…`, `…k.ko`, `…kk…`;
+at least one must be found): a constant extent of a whole tile (k_block), or of its steps of 4 keys, fails. The
+loop over spans of 4 keys that holds V's prefetch runs over the tile's k_block / 4 spans, each span's keys
+trimmed: that one is allowed (a few instructions a step, and only in the specialization for caches past the
+last-level cache).
 
 usage: check_decode_key_loops.py GENERATOR OUT_DIR
 """
@@ -27,7 +28,8 @@ KERNELS = [
     ("decode_u8", ["variant=decode_u8", "head_width=128"]),
 ]
 
-KEY_LOOP = re.compile(r"for \(([\w.$]*(?:rk\$x|\.k\.ko|\.kk)[\w.$]*), (\S+), (\d+)\)")
+KEY_LOOP = re.compile(r"for \(([\w.$]*(?:rk\$[xy]|\.k\.ko|\.kk)[\w.$]*), (.+), (.+?)\) \{$", re.MULTILINE)
+KEYS_PER_STEP = 4  # the fewest keys a step of a split key loop takes (Q·Kᵀ's steps, V's spans)
 
 
 def lowered(generator, out, name, parameters):
@@ -46,9 +48,14 @@ def main():
     failures = []
     for name, parameters in KERNELS:
         text = lowered(generator, out, name, parameters)
-        constant = [(var, int(extent)) for var, _, extent in KEY_LOOP.findall(text)]
-        print(f"{name}: key loops of constant extent: {constant or 'none'}")
-        whole = [(var, n) for var, n in constant if n >= K_BLOCK]
+        loops = KEY_LOOP.findall(text)
+        constant = [(var, int(extent)) for var, _, extent in loops if extent.isdigit()]
+        print(f"{name}: {len(loops)} key loops; of constant extent: {constant or 'none'}")
+        if not loops:
+            failures.append(f"{name}: no key loop found (renamed? the check reads nothing)")
+        # A loop over every key of the tile, or over every step of a split one (but V's spans, the one allowed).
+        whole = [(var, n) for var, n in constant
+                 if n >= K_BLOCK or (n >= K_BLOCK // KEYS_PER_STEP and not var.endswith("_spans"))]
         if whole:
             failures.append(f"{name}: key loops over the whole tile regardless of kv_length: {whole}")
     if failures:

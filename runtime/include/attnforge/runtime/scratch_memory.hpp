@@ -1,6 +1,6 @@
-// Scratch memory of the generated kernels: the large temporaries they allocate per call (projected
-// Q/K/V, packed keys, per-task score tiles with a run-time length) are kept and reused by the next call
-// instead of being returned to the system.
+// Scratch memory of the generated kernels: the temporaries they allocate per call (projected Q/K/V,
+// packed keys, per-task score tiles with a run-time length, a decode split's running maxima) are kept and
+// reused by the next call instead of being returned to the system.
 //
 // Why: glibc serves blocks above its mmap threshold with fresh mappings, so every call page-faults its
 // temporaries in again. On this project's VM that costs 15–30 % of a call at L = 128–512 (measured in
@@ -10,9 +10,9 @@
 // call at L = 16; so did a decode call's blocks of under 128 bytes (the running maxima and sums of its
 // splits, per task and per head), 2 of the 18 µs of a decode call at Lk = 1 (Hq = 32, E = 128, Zen 5).
 //
-// Bounds: each thread keeps at most kMaxCachedBlocks free blocks and kMaxCachedBytes in all (the oldest
-// is freed first), and reuses a block only for a request of at least half its size, so the cache never
-// holds more than one call's worth of temporaries per thread.
+// Bounds: each thread keeps at most kMaxCachedBlocks free blocks (past it the smallest is freed first)
+// and kMaxCachedBytes in all (past it the oldest), and reuses a block only for a request of at least half
+// its size, so the cache never holds more than one call's worth of temporaries per thread.
 #pragma once
 
 #include <cstddef>
