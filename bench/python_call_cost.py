@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -44,24 +45,21 @@ def cpp_ms(exe, variant, length):
 FRONT_DOOR = {"B": 1, "Hq": 32, "Hkv": 8, "E": 128, "Lk": 512}  # Llama-3-8B's layer, a 512-token context
 
 
-def call_and_its_kernel(call, last_call, min_calls=200, min_seconds=0.5):
-    """Medians over single calls of the front door: the call's seconds, its kernel's seconds inside it (the C++
-    runtime's evaluate_into, timed by the extension: last_call()["kernel_seconds"]), and their ratio per call, so
-    that what Python adds is measured on the same calls, not across runs."""
-    import time
+def kernel_inside_calls(call, last_call, min_calls=200, min_seconds=0.5):
+    """Medians over single calls of the front door: its kernel's seconds inside it (the C++ runtime's
+    evaluate_into, timed by the extension: last_call()["kernel_seconds"]) and the call's seconds over them, per
+    call, so that what Python adds is measured on the same calls, not across runs."""
     settle()
     call()
-    totals, kernels, ratios = [], [], []
+    kernels, ratios = [], []
     start = time.perf_counter()
-    while len(totals) < min_calls or time.perf_counter() - start < min_seconds:
+    while len(ratios) < min_calls or time.perf_counter() - start < min_seconds:
         t0 = time.perf_counter()
         call()
         total = time.perf_counter() - t0
-        kernel = last_call()["kernel_seconds"]
-        totals.append(total)
-        kernels.append(kernel)
-        ratios.append(total / kernel)
-    return statistics.median(totals), statistics.median(kernels), statistics.median(ratios)
+        kernels.append(last_call()["kernel_seconds"])
+        ratios.append(total / kernels[-1])
+    return statistics.median(kernels), statistics.median(ratios)
 
 
 def front_door_rows(exe, rounds):
@@ -99,7 +97,7 @@ def front_door_rows(exe, rounds):
             front.append(1e3 * time_batch(lambda: attnforge.torch.scaled_dot_product_attention(q, k, v,
                                                                                                 enable_gqa=True)))
             sdpa.append(1e3 * time_batch(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)))
-            _, its_kernel, ratio = call_and_its_kernel(
+            its_kernel, ratio = kernel_inside_calls(
                 lambda: attnforge.torch.scaled_dot_product_attention(q, k, v, enable_gqa=True),
                 attnforge._native._last_torch_call)
             inside.append(1e3 * its_kernel)
