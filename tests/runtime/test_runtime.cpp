@@ -243,6 +243,21 @@ BOOST_AUTO_TEST_CASE(scratch_memory_is_reused_across_calls_and_bounded) {
     BOOST_TEST(again == small);
     scratch::release(nullptr, again);
     scratch::trim_this_thread();
+
+    // Past the count limit the smallest block goes, not the oldest: many small blocks freed after a large one
+    // leave it cached (a large block allocated again would page-fault again).
+    void* large = scratch::allocate(nullptr, 1 << 20);
+    scratch::release(nullptr, large);
+    std::vector<void*> smalls;
+    for (std::size_t i = 0; i < scratch::kMaxCachedBlocks + 4; ++i) smalls.push_back(scratch::allocate(nullptr, 64));
+    for (void* p : smalls) scratch::release(nullptr, p);
+    BOOST_TEST(scratch::this_thread_stats().cached_blocks == scratch::kMaxCachedBlocks);
+    const std::size_t fresh = scratch::this_thread_stats().fresh;
+    void* large_again = scratch::allocate(nullptr, 1 << 20);
+    BOOST_TEST(scratch::this_thread_stats().fresh == fresh);  // served from the cache, not allocated anew
+    BOOST_TEST(large_again == large);
+    scratch::release(nullptr, large_again);
+    scratch::trim_this_thread();
 }
 
 // Storage types (runtime/storage_types.hpp): float32 → bf16 rounds to nearest even (ties to the even
