@@ -2,14 +2,13 @@
 keys past kv_length predicated off (docs/performance.md, decode: "A key tile's loops end at kv_length").
 
 Halide trims a loop whose body is a predicate on the key (`if (rk < valid) …`) to the valid keys, but only while
-nothing else is in the body: a software prefetch placed in the key loop itself kept all 2048 steps of P·V at any
-kv_length (decode at Lk = 1 took 64 µs a call instead of 10). Generates the lowered statement of decode kernels
-with the build's generator (float32, whose V rows are prefetched where K and V exceed a last-level cache; bf16
-and uint8, whose are not) and reads the extents of the loops over keys (`…rk$x…`, `…rk$y…`, `…k.ko`, `…kk…`;
-at least one must be found): a constant extent of a whole tile (k_block), or of its steps of 4 keys, fails. The
-loop over spans of 4 keys that holds V's prefetch runs over the tile's k_block / 4 spans, each span's keys
-trimmed: that one is allowed (a few instructions a step, and only in the specialization for caches past the
-last-level cache).
+nothing else in the body runs past them: a software prefetch placed in the key loop itself kept all 2048 steps of P·V
+at any kv_length (decode at Lk = 1 took 64 µs a call instead of 10), and one in a loop over spans of 4 keys kept its
+512 spans. Float32 V is now prefetched in the loop over a span's keys, the spans a reduction dimension of their own
+with a condition of their own (lower/online_softmax.hpp, key_block), so the loop over spans ends at kv_length.
+Generates the lowered statement of decode kernels with the build's generator (float32, whose K and V rows are
+prefetched; bf16 and uint8) and reads the extents of the loops over keys (`…rk$x…`, `…rk$y…`, `…k.ko`, `…kk…`; at
+least one must be found): a constant extent of a whole tile (k_block), or of its steps or spans of 4 keys, fails.
 
 usage: check_decode_key_loops.py GENERATOR OUT_DIR
 """
@@ -53,9 +52,8 @@ def main():
         print(f"{name}: {len(loops)} key loops; of constant extent: {constant or 'none'}")
         if not loops:
             failures.append(f"{name}: no key loop found (renamed? the check reads nothing)")
-        # A loop over every key of the tile, or over every step of a split one (but V's spans, the one allowed).
-        whole = [(var, n) for var, n in constant
-                 if n >= K_BLOCK or (n >= K_BLOCK // KEYS_PER_STEP and not var.endswith("_spans"))]
+        # A loop over every key of the tile, or over every step or span of a split one.
+        whole = [(var, n) for var, n in constant if n >= K_BLOCK // KEYS_PER_STEP]
         if whole:
             failures.append(f"{name}: key loops over the whole tile regardless of kv_length: {whole}")
     if failures:

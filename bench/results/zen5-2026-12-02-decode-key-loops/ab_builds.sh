@@ -3,7 +3,7 @@
 n=$1; shift 2
 declare -A r
 for i in $(seq $n); do for b in $BUILDS; do
-  t=$($b/tools/attnforge/attnforge bench "$@" --threads 1 --chosen-only --no-interpreter --min-seconds 0.3 2>&1 | grep " \* " | awk "{print \$${COL:-NF-4}}")
+  t=$($b/tools/attnforge/attnforge bench "$@" --threads 1 --chosen-only --no-interpreter --min-seconds 0.3 2>&1 | grep " \* " | awk "{print \$(${COL:-NF-4})}")
   r[$b]+="$t "; done; done
 first=${BUILDS%% *}
 out="$*:"

@@ -42,18 +42,6 @@ bool prefetched(const Halide::Parameter& rows, std::initializer_list<Halide::Typ
     return rows.defined() && std::find(types.begin(), types.end(), rows.type()) != types.end();
 }
 
-// Whether a call's K and V (each the size of `values`, as stored) fill a last-level cache of 32 MiB (Zen 4 and
-// Zen 5 per CCD): where they fit, the hardware prefetcher keeps up with the decode loops and software prefetches
-// only take load slots.
-Halide::Expr past_last_level_cache(const Halide::Parameter& values) {
-    constexpr std::int64_t last_level_cache = std::int64_t{32} << 20;
-    Halide::Expr bytes = Halide::cast<std::int64_t>(2 * values.type().bytes());
-    for (int d = 0; d < values.dimensions(); ++d)
-        bytes *= Halide::cast<std::int64_t>(Halide::Internal::Variable::make(
-            Halide::Int(32), values.name() + ".extent." + std::to_string(d), values));
-    return bytes >= Halide::Expr(last_level_cache);
-}
-
 DecodeLoops schedule_split_tasks(DecodeCore& core, int lanes) {
     Func state = core.state;
     const std::vector<Var> s = state.args();  // (e, q, g, hk, b, s)
@@ -96,12 +84,11 @@ void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, 
         sum.bound_extent(sv[2], group).unroll(sv[2]);
     } else {
         sum.reorder(ki, sv[2], ko, sv[1]).bound_extent(sv[2], group).unroll(sv[2]);
-        // One query: K's rows 16 steps ahead where K is float32 and K and V are larger than a last-level cache
-        // (with V's, schedule_weighted_values: decode_gqa B = 1, Lq = 1, one thread, Zen 5: Lk = 4096 1.82 -> 1.17
+        // One query: K's rows 16 steps ahead where K is float32, at every size as V's (schedule_weighted_values;
+        // with V's: decode_gqa B = 1, Lq = 1, one thread, Zen 5: Lk = 4096 1.82 -> 1.17
         // ms, Lk = 32768 15.1 -> 10.1 ms); bf16 rows, half the bytes a step, gained nothing (0.92-1.02x).
         if (prefetched(core.dot.decode.key_buffer, {Halide::Float(32)}))
-            sum.specialize(past_last_level_cache(core.dot.decode.key_buffer))
-                .prefetch(core.dot.decode.key_buffer, ko, ko, 16, Halide::PrefetchBoundStrategy::NonFaulting);
+            sum.prefetch(core.dot.decode.key_buffer, ko, ko, 16, Halide::PrefetchBoundStrategy::NonFaulting);
     }
     Func per_lane = core.dot.decode.per_lane, queries = core.dot.queries;
     const std::vector<Var> a = per_lane.args();  // (x, g, c, k, q, hk, b)
@@ -177,8 +164,7 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
         // group of four, B = 1, Lq = 1, Lk = 32768, one thread, Zen 5: float32 17.3 -> 10.8 ms, bf16 5.26 -> 4.73
         // ms. Not for codes (uint8/int8: compute-bound, 1.07x slower with it).
         if (prefetched(core.dot.decode.key_buffer, {Halide::Float(32), Halide::BFloat(16)}))
-            four.specialize(past_last_level_cache(core.dot.decode.key_buffer))
-                .prefetch(core.dot.decode.key_buffer, ko, ko, 16, Halide::PrefetchBoundStrategy::NonFaulting);
+            four.prefetch(core.dot.decode.key_buffer, ko, ko, 16, Halide::PrefetchBoundStrategy::NonFaulting);
     }
     per_lane.compute_at(sum, ko).vectorize(u[0], lanes).unroll(u[1]);
     // Each level of the lane tree (lower/decode_product.hpp): whole vectors, each of 2, 4, ... keys.
@@ -295,6 +281,7 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
         if (core.rounded_weights.defined()) order.push_back(acc.rvars(0).at(0));
         order.insert(order.end(), {ei, eoi, w[2]});
         order.insert(order.end(), rows_inner.begin(), rows_inner.end());
+        if (core.value_span > 1) order.push_back(acc.rvars(0).at(0));  // a span's keys inside the spans
         order.push_back(acc.rvars(0).back());
         order.push_back(rows_outer);
         order.push_back(eoo);
@@ -303,24 +290,22 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
         st.vectorize(ei).unroll(eoi).unroll(w[2]).unroll(eoo);
     };
     // V's rows 64 keys ahead into L2, as K's in Q·Kᵀ, for float32 V, where four rows run inside the keys and in a
-    // fixed group's one-query pass, in a specialization for a cache larger than a last-level cache (below). Over
-    // bf16 pairs and codes 1.25x and 1.75x slower (a prefetch per key for rows of 256 and 128 bytes, twice over
-    // u8's two tiles of columns).
-    // Where: in a loop over spans of 4 keys, not in the key loop itself. The key loop runs over the whole tile with
-    // the keys past kv_length predicated off, and Halide trims it to the valid keys only while its body is empty
-    // past them: a prefetch in it kept all 2048 steps at any kv_length (decode Lk = 1: 10 -> 64 µs a call). The
-    // spans loop is not trimmed either, so a smaller cache takes the schedule without it. Spans of 16 keys
-    // prefetch in bursts of 128 lines, slower than 4 (run-time GQA Lq = 1, Lk = 32768: 1.2x; MHA Lq = 4: 1.1x).
-    // When: where K and V fit the last-level cache the prefetches only take load slots (Lk = 2048, run-time GQA
-    // 32/8: 0.59 ms without, 0.69 with; Lk = 4096: 2.09 without, 1.50 with), Zen 5, cache read cold between calls.
+    // fixed group's one-query pass, at every cache size. Over bf16 pairs and codes 1.25x and 1.75x slower (a
+    // prefetch per key for rows of 256 and 128 bytes, twice over u8's two tiles of columns).
+    // Where: in the loop over a span's keys (DecodeCore::value_span), each key's row. The key loop runs over the whole
+    // tile with the keys past kv_length predicated off, and Halide trims a loop to the valid keys only while its
+    // body does nothing past them: a prefetch in a loop of the tile's keys kept all 2048 steps at any kv_length
+    // (decode Lk = 1: 10 -> 64 µs a call), one in a loop over spans its 512 spans (17 µs); the spans have a
+    // condition of their own, which ends their loop at kv_length with the prefetch inside a span.
+    // When: always. Where K and V sit in the caches the prefetches take load slots (warm calls on one cache,
+    // run-time GQA 32/8, E = 128, Lk = 512: 0.079 ms without, 0.115 with), but a model's K and V are cold: in
+    // Llama-3-8B's decode step (torch's tensors, one thread, Zen 5) the attention kernel over a static cache of
+    // 512 keys took 0.36-0.37 ms without, 0.27-0.28 with; over 2048 keys 1.38-1.55 ms without, 0.79-0.94 with.
     auto prefetch_values = [&](Halide::Stage st) {
-        if (!prefetched(core.value_buffer, {Halide::Float(32)})) return;
-        constexpr int span = 4, keys_ahead = 64;
-        Halide::Stage streamed = st.specialize(past_last_level_cache(core.value_buffer));
-        const RVar key = acc.rvars(0).back();
-        RVar spans(key.name() + "_spans"), in_span(key.name() + "_in_span");
-        streamed.split(key, spans, in_span, span, TailStrategy::GuardWithIf);
-        streamed.prefetch(core.value_buffer, spans, spans, keys_ahead / span, Halide::PrefetchBoundStrategy::NonFaulting);
+        if (!prefetched(core.value_buffer, {Halide::Float(32)}) || core.value_span == 1) return;
+        constexpr int keys_ahead = 64;
+        const RVar key = acc.rvars(0).at(0);
+        st.prefetch(core.value_buffer, key, key, keys_ahead, Halide::PrefetchBoundStrategy::NonFaulting);
     };
     if (rows_inside) {
         Var qo("qo"), qi("qi");

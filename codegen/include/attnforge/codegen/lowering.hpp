@@ -227,6 +227,10 @@ struct DecodeCore : CoreCommon {
     bool converted_values = false;
     // V's buffer where V is an input read in place (undefined otherwise), for a prefetch of its rows.
     Halide::Parameter value_buffer;
+    // block_weighted's reduction over a tile's keys: (key in span, span) where above 1 (lower/online_softmax.hpp,
+    // key_block), so that a prefetch in the loop over a span's keys leaves the loop over spans ending at the tile's
+    // valid keys; else (key).
+    int value_span = 1;
 };
 
 // One type per strategy: a schedule visits the one it gets.

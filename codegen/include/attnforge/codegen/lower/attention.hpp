@@ -134,8 +134,12 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             stored_values(e, q, h, b) = v.stored(detail::value_column(e, E), q, h, b);
         }
         if (decode) {
-            DecodeCore core = detail::decode_attention(
-                in, values, stored_values, scaled_weights ? v.row_scale : nullptr, E, group, *decode, weighted_name);
+            // Float32 V read in place: the V whose rows the decode schedule prefetches, in the loop over a span's
+            // keys (schedules/decode.cpp); spans of four end the loop at the valid keys.
+            const bool prefetched_values = v.row_buffer.defined() && v.row_buffer.type() == Halide::Float(32);
+            DecodeCore core = detail::decode_attention(in, values, stored_values,
+                                                       scaled_weights ? v.row_scale : nullptr, E, group, *decode,
+                                                       weighted_name, prefetched_values ? 4 : 1);
             core.value_buffer = v.row_buffer;
             output = core.output;
             ctx.roles.cores.push_back(core);

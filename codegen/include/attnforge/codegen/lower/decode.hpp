@@ -23,11 +23,12 @@
 namespace attnforge::codegen::detail {
 
 // value_scale, where V's rows have a factor of their own (KeyValueSource::row_scale: `values` are then unscaled),
-// weighs each key's exp by its row's factor before P·V (one multiply a key, not one an element).
+// weighs each key's exp by its row's factor before P·V (one multiply a key, not one an element). value_span: P·V's
+// keys in spans of that many (DecodeCore::value_span; not over bf16 pairs, which pair their keys instead).
 inline DecodeCore decode_attention(
     const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
     const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_scale,
-    int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name) {
+    int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name, int value_span = 1) {
     using Halide::Expr;
     DecodeCore core;
     fill_common(core, in);
@@ -67,8 +68,9 @@ inline DecodeCore decode_attention(
     std::function<Expr(const Expr&)> weight_of_key;
     if (value_scale)
         weight_of_key = [&](const Expr& rk) { return value_scale(Halide::min(kb * Kt + rk, Lk - 1), kv_head, b); };
+    if (!value_pairs && Kt % value_span == 0) core.value_span = value_span;
     const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key,
-                                     tile_keys, weight_of_key);
+                                     tile_keys, weight_of_key, core.value_span);
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);

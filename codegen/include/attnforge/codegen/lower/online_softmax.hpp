@@ -5,10 +5,12 @@
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
+#include <attnforge/codegen/lowering.hpp>
 
 #include <Halide.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,15 +39,22 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 // over bf16 pairs of keys). row[0] is the query index. `limit` (optional): the block's keys at and past it
 // are neither reduced nor weighted, so nothing computes or reads them (row_reduction.hpp). `value_factor`
 // (optional): a factor per key rk its exp is weighed by before V (a quantized V row's scale, value(rk) unscaled).
+// `key_span` > 1 (with a limit): exps · V's reduction over the keys in spans of that many, (key in span, span),
+// with a condition on the span alone besides the key's, so that the loop over spans ends at the limit even where a
+// schedule prefetches in the loop over a span's keys. (Halide trims a loop to where its body does something; a
+// prefetch guarded by the key's own condition leaves the loop of keys untrimmed (its body is never empty), but the
+// spans past the limit skip it whole.)
 struct KeyBlock {
     Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
 };
+
 
 inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, const std::vector<Halide::Var>& row,
                           int key_tile, int lanes, const Halide::Var& e,
                           const std::function<Halide::Expr(const Halide::Expr&)>& value,
                           const Halide::Expr& limit = Halide::Expr(),
-                          const std::function<Halide::Expr(const Halide::Expr&)>& value_factor = {}) {
+                          const std::function<Halide::Expr(const Halide::Expr&)>& value_factor = {},
+                          int key_span = 1) {
     const Halide::Expr inf = minus_infinity();
     const Halide::Var kk = scores.args().at(0);
     auto with = [&](const Halide::Expr& first) { return with_first(first, row); };
@@ -58,12 +67,19 @@ inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, c
     std::tie(k.sum, k.sum_lanes) = reduce_by_lanes(name + "_block_sum", lane_sum(), k.exps, key_tile, row, row.at(0),
                                                    {}, 1, lanes, limit);
     if (!value) return k;
-    Halide::RDom rk(0, key_tile, "rk");
-    if (limit.defined()) rk.where(rk < limit);
+    const bool in_spans = key_span > 1 && limit.defined();
+    if (in_spans && key_tile % key_span != 0)
+        throw std::invalid_argument("attnforge lowering: a key tile of " + std::to_string(key_tile) +
+                                    " keys is not a whole number of spans of " + std::to_string(key_span));
+    Halide::RDom rk = in_spans ? Halide::RDom(0, key_span, 0, key_tile / key_span, "rk") : Halide::RDom(0, key_tile, "rk");
+    const Halide::Expr key = in_spans ? rk.y * key_span + rk.x : Halide::Expr(rk.x);
+    // The span's condition as a count of spans: `rk.y * key_span < limit` is implied by the key's, and Halide drops it.
+    if (in_spans) rk.where(rk.y < (limit + (key_span - 1)) / key_span);
+    if (limit.defined()) rk.where(key < limit);
     k.weighted = Halide::Func(name + "_block_weighted");
     k.weighted(with(e)) = 0.0f;
-    const Halide::Expr weight = value_factor ? k.exps(with(rk.x)) * value_factor(rk.x) : k.exps(with(rk.x));
-    k.weighted(with(e)) += weight * value(rk.x);
+    const Halide::Expr weight = value_factor ? k.exps(with(key)) * value_factor(key) : k.exps(with(key));
+    k.weighted(with(e)) += weight * value(key);
     return k;
 }
 
