@@ -7,8 +7,10 @@ at any kv_length (decode at Lk = 1 took 64 µs a call instead of 10), and one in
 512 spans. Float32 V is now prefetched in the loop over a span's keys, the spans a reduction dimension of their own
 with a condition of their own (lower/online_softmax.hpp, key_block), so the loop over spans ends at kv_length.
 Generates the lowered statement of decode kernels with the build's generator (float32, whose K and V rows are
-prefetched; bf16 and uint8) and reads the extents of the loops over keys (`…rk$x…`, `…rk$y…`, `…k.ko`, `…kk…`; at
-least one must be found): a constant extent of a whole tile (k_block), or of its steps or spans of 4 keys, fails.
+prefetched; bf16, whose K rows are where four rows run inside the keys; uint8) and reads the extents of the loops over
+keys (`…rk$x…`, `…rk$y…`, `…k.ko`, `…kk…`; at least one must be found): a constant extent of a whole tile (k_block),
+or of its steps or spans of 4 keys, fails. The float32 kernels must also prefetch V (a prefetch of `v`'s rows): the
+check could otherwise pass on a schedule that lost the prefetch along with the loop.
 
 usage: check_decode_key_loops.py GENERATOR OUT_DIR
 """
@@ -20,12 +22,13 @@ import sys
 K_BLOCK = 2048
 # (name, generator parameters): the forms of decode's P·V and Q·Kᵀ (run-time GQA with four rows inside the keys,
 # a fixed group's one-query pass, bf16 pairs, uint8 codes).
-KERNELS = [
-    ("decode_f32", ["variant=decode", "head_width=128"]),
-    ("decode_gqa_f32", ["variant=decode_gqa"]),
-    ("decode_bf16", ["variant=decode", "head_width=128", "dtype=bf16"]),
-    ("decode_u8", ["variant=decode_u8", "head_width=128"]),
+KERNELS = [  # (name, generator parameters, whether V's rows are prefetched)
+    ("decode_f32", ["variant=decode", "head_width=128"], True),
+    ("decode_gqa_f32", ["variant=decode_gqa"], True),
+    ("decode_bf16", ["variant=decode", "head_width=128", "dtype=bf16"], False),
+    ("decode_u8", ["variant=decode_u8", "head_width=128"], False),
 ]
+V_PREFETCH = re.compile(r"llvm\.prefetch[.\w]*\(reinterpret<\(void \*\)>\(reinterpret<uint64>\(v\)")
 
 KEY_LOOP = re.compile(r"for \(([\w.$]*(?:rk\$[xy]|\.k\.ko|\.kk)[\w.$]*), (.+), (.+?)\) \{$", re.MULTILINE)
 KEYS_PER_STEP = 4  # the fewest keys a step of a split key loop takes (Q·Kᵀ's steps, V's spans)
@@ -45,8 +48,10 @@ def lowered(generator, out, name, parameters):
 def main():
     generator, out = sys.argv[1], pathlib.Path(sys.argv[2])
     failures = []
-    for name, parameters in KERNELS:
+    for name, parameters, prefetches_values in KERNELS:
         text = lowered(generator, out, name, parameters)
+        if prefetches_values and not V_PREFETCH.search(text):
+            failures.append(f"{name}: V's rows are not prefetched (the schedule lost the prefetch)")
         loops = KEY_LOOP.findall(text)
         constant = [(var, int(extent)) for var, _, extent in loops if extent.isdigit()]
         print(f"{name}: {len(loops)} key loops; of constant extent: {constant or 'none'}")

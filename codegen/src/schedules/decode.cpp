@@ -294,31 +294,40 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     // prefetch per key for rows of 256 and 128 bytes, twice over u8's two tiles of columns).
     // Where: in the loop over a span's keys (DecodeCore::value_span), each key's row. The key loop runs over the whole
     // tile with the keys past kv_length predicated off, and Halide trims a loop to the valid keys only while its
-    // body does nothing past them: a prefetch in a loop of the tile's keys kept all 2048 steps at any kv_length
-    // (decode Lk = 1: 10 -> 64 µs a call), one in a loop over spans its 512 spans (17 µs); the spans have a
-    // condition of their own, which ends their loop at kv_length with the prefetch inside a span.
+    // body does nothing past them: a prefetch in a loop of the tile's keys kept all 2048 steps at any kv_length, one
+    // in a loop over spans its 512 spans (run-time GQA 32/8, E = 128, Lk = 1: 7 µs a call with the loop trimmed,
+    // 64-90 with the tile's keys, 17 with its spans); the spans have a condition of their own, which ends their loop
+    // at kv_length with the prefetch inside a span.
     // When: always. Where K and V sit in the caches the prefetches take load slots (warm calls on one cache,
     // run-time GQA 32/8, E = 128, Lk = 512: 0.079 ms without, 0.115 with), but a model's K and V are cold: in
     // Llama-3-8B's decode step (torch's tensors, one thread, Zen 5) the attention kernel over a static cache of
-    // 512 keys took 0.36-0.37 ms without, 0.27-0.28 with; over 2048 keys 1.38-1.55 ms without, 0.79-0.94 with.
-    auto prefetch_values = [&](Halide::Stage st) {
-        if (!prefetched(core.value_buffer, {Halide::Float(32)}) || core.value_span == 1) return;
-        constexpr int keys_ahead = 64;
-        const RVar key = acc.rvars(0).at(0);
-        st.prefetch(core.value_buffer, key, key, keys_ahead, Halide::PrefetchBoundStrategy::NonFaulting);
+    // 512 keys took 0.42-0.52 ms without, 0.27-0.31 with; over 2048 keys 1.38-1.55 ms without, 0.79-1.07 with.
+    // A stage that does not prefetch runs the span's keys and the spans as one loop over the tile's keys, as without
+    // spans: two loops there, with the spans' own bounds, took 1.18x the time of one (MHA E = 64 Lq = 1, Lk = 32768;
+    // decode_gqa Lq = 2, Lk = 4096 1.32x), the one loop 1.06x the time before spans (both cells).
+    auto finish_key_loops = [&](Halide::Stage st, bool prefetching) {
+        if (core.value_span == 1) return;
+        const RVar in_span = acc.rvars(0).at(0), spans = acc.rvars(0).back();
+        if (prefetching && prefetched(core.value_buffer, {Halide::Float(32)})) {
+            constexpr int keys_ahead = 64;
+            st.prefetch(core.value_buffer, in_span, in_span, keys_ahead, Halide::PrefetchBoundStrategy::NonFaulting);
+        } else {
+            st.fuse(in_span, spans, RVar(spans.name() + "_keys"));
+        }
     };
     if (rows_inside) {
         Var qo("qo"), qi("qi");
         four.split(w[1], qo, qi, rows_at_once, TailStrategy::RoundUp);
         order_value_loops(four, {qi}, qo);
         four.unroll(qi);
-        prefetch_values(four);
+        finish_key_loops(four, true);
     }
     if (single_pass_for_one_query) {
         order_value_loops(one_query, {}, w[1]);
-        prefetch_values(one_query);
+        finish_key_loops(one_query, true);
     }
     order_value_loops(weighted, {}, w[1]);
+    finish_key_loops(weighted, false);
 
 }
 

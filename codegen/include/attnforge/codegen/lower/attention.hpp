@@ -134,8 +134,9 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             stored_values(e, q, h, b) = v.stored(detail::value_column(e, E), q, h, b);
         }
         if (decode) {
-            // Float32 V read in place: the V whose rows the decode schedule prefetches, in the loop over a span's
-            // keys (schedules/decode.cpp); spans of four end the loop at the valid keys.
+            // Float32 V read in place: the V whose rows the decode schedule prefetches (in its loops of four rows
+            // and of a fixed group's one query; schedules/decode.cpp), in the loop over a span's keys; spans of four
+            // end the loop at the valid keys.
             const bool prefetched_values = v.row_buffer.defined() && v.row_buffer.type() == Halide::Float(32);
             DecodeCore core = detail::decode_attention(in, values, stored_values,
                                                        scaled_weights ? v.row_scale : nullptr, E, group, *decode,

@@ -24,7 +24,8 @@ namespace attnforge::codegen::detail {
 
 // value_scale, where V's rows have a factor of their own (KeyValueSource::row_scale: `values` are then unscaled),
 // weighs each key's exp by its row's factor before P·V (one multiply a key, not one an element). value_span: P·V's
-// keys in spans of that many (DecodeCore::value_span; not over bf16 pairs, which pair their keys instead).
+// keys in spans of that many (DecodeCore::value_span; not over bf16 pairs, which pair their keys instead, nor where
+// the key tile is not a whole number of spans: there V goes unprefetched).
 inline DecodeCore decode_attention(
     const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
     const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_scale,

@@ -5,7 +5,6 @@
 #include <attnforge/codegen/lower/ieee.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
-#include <attnforge/codegen/lowering.hpp>
 
 #include <Halide.h>
 
@@ -47,7 +46,6 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 struct KeyBlock {
     Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
 };
-
 
 inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, const std::vector<Halide::Var>& row,
                           int key_tile, int lanes, const Halide::Var& e,
