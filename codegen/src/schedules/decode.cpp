@@ -308,7 +308,7 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     auto finish_key_loops = [&](Halide::Stage st, bool prefetching) {
         if (core.value_span == 1) return;
         const RVar in_span = acc.rvars(0).at(0), spans = acc.rvars(0).back();
-        if (prefetching && prefetched(core.value_buffer, {Halide::Float(32)})) {
+        if (prefetching) {  // value_span > 1 only where V is float32 read in place (lower/attention.hpp)
             constexpr int keys_ahead = 64;
             st.prefetch(core.value_buffer, in_span, in_span, keys_ahead, Halide::PrefetchBoundStrategy::NonFaulting);
         } else {
