@@ -50,23 +50,34 @@ def i8_by_groups(x, group):
 
 def k_by_channel(k, tokens):
     """K with a uint8 range per channel over each block of `tokens` tokens (KIVI's K; a last partial block too)."""
-    B, H, L, E = k.shape
+    L = k.shape[2]
     out = np.empty(k.shape)
     for start in range(0, L, tokens):
         out[:, :, start:start + tokens] = u8_by_rows(k[:, :, start:start + tokens], axis=2)
     return out
 
 
+E_BYTES = 128  # the head width the bytes below are counted at: one byte a code
+
+
+def per_channel_bytes(tokens):
+    """A token's bytes, K and V averaged: K's codes and its share of a (scale, zero) per channel and block of
+    `tokens` tokens; V's codes and its (scale, zero)."""
+    return ((E_BYTES + 8 * E_BYTES / tokens) + (E_BYTES + 8)) / 2
+
+
 FORMATS = {
     # name: (K's values, V's values, bytes a token and head at E = 128, K and V averaged: codes, scales, zero points)
-    "u8 by token (decode_u8)": (lambda k: u8_by_rows(k, -1), lambda v: u8_by_rows(v, -1), 128 + 8),
-    "i8 by token (decode_i8)": (lambda k: i8_by_groups(k, k.shape[-1]), lambda v: i8_by_groups(v, v.shape[-1]), 128 + 4),
-    "i8 by 32 channels (decode_i8_g32)": (lambda k: i8_by_groups(k, 32), lambda v: i8_by_groups(v, 32), 128 + 16),
-    "q8_0 (emulated)": (q8_0, q8_0, 128 + 8),
-    "K u8 by channel, 32 tokens; V u8 by token (not built)": (lambda k: k_by_channel(k, 32), lambda v: u8_by_rows(v, -1),
-                                                              128 + 8 * 128 / 32 / 2 + 8 / 2),
+    "u8 by token (decode_u8)": (lambda k: u8_by_rows(k, -1), lambda v: u8_by_rows(v, -1), E_BYTES + 8),
+    "i8 by token (decode_i8)": (lambda k: i8_by_groups(k, k.shape[-1]), lambda v: i8_by_groups(v, v.shape[-1]),
+                                E_BYTES + 4),
+    "i8 by 32 channels (decode_i8_g32)": (lambda k: i8_by_groups(k, 32), lambda v: i8_by_groups(v, 32),
+                                          E_BYTES + 4 * E_BYTES / 32),
+    "q8_0 (emulated)": (q8_0, q8_0, E_BYTES + 8),
+    "K u8 by channel, 32 tokens; V u8 by token (not built)": (lambda k: k_by_channel(k, 32),
+                                                              lambda v: u8_by_rows(v, -1), per_channel_bytes(32)),
     "K u8 by channel, 128 tokens; V u8 by token (not built)": (lambda k: k_by_channel(k, 128),
-                                                               lambda v: u8_by_rows(v, -1), 128 + 8 * 128 / 128 / 2 + 8 / 2),
+                                                               lambda v: u8_by_rows(v, -1), per_channel_bytes(128)),
 }
 
 
