@@ -26,7 +26,7 @@ constexpr int rows_at_once = 4;
 // key tiles of its split (rb).
 struct DecodeLoops {
     Func state;
-    Halide::LoopLevel tile;
+    Halide::LoopLevel task, tile;
 };
 
 // Half the vector registers (32 with AVX-512, 16 with AVX2): the accumulators a product's loop may hold.
@@ -55,7 +55,7 @@ DecodeLoops schedule_split_tasks(DecodeCore& core, int lanes) {
         .fuse(task, s[4], task)
         .parallel(task)
         .vectorize(s[0], lanes, TailStrategy::RoundUp);
-    return {state, Halide::LoopLevel(state, rb)};
+    return {state, Halide::LoopLevel(state, task), Halide::LoopLevel(state, rb)};
 }
 
 // The group's heads along the lanes (lower/decode_product.hpp, heads_in_lanes_product).
@@ -125,7 +125,8 @@ void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, 
 
 // E along the lanes (lower/decode_product.hpp, lanes_along_e_product). Returns whether a KV head's query rows
 // are taken rows_at_once at a time inside the keys (then P·V takes them so too).
-bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, const Var& ki, int lanes) {
+bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, const Var& ki, int lanes,
+                                    bool four_rows_here = true) {
     const int keys = core.dot.decode.keys_per_step, accumulators = accumulators_for(lanes);
     // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
     Func per_lane = core.dot.decode.per_lane;
@@ -150,7 +151,8 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
     // B = 1, Lq = 4, H = 8, one thread, Zen 4: Lk = 32768 9.38 -> 8.12 ms, Lk = 4096 0.90 -> 0.79 ms; Lq = 1 runs
     // the loop nest above unchanged. (ShiftInwards: the last four rows of a query length that is not a
     // multiple of four overlap the ones before; sum is pure, so they are computed twice, not added twice.)
-    const bool rows_inside = !heads_inside && keys * rows_at_once <= accumulators;
+    // (four_rows_here false: a sum over codes whose four rows or more take the rows-in-lanes product instead.)
+    const bool rows_inside = four_rows_here && !heads_inside && keys * rows_at_once <= accumulators;
     if (rows_inside) {
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
         Var qo("qo"), qi("qi");
@@ -199,6 +201,40 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
     return rows_inside;
 }
 
+// Four query rows along the lanes over codes on integer dot products (lower/decode_product.hpp,
+// rows_in_lanes_integer_product): Q's digits staged once per task in the product's order; per four rows and four keys
+// 3 accumulators a key (every loop unrolled: per chunk of 16 codes one broadcast for the three digits), their sums in
+// float32, the four keys' x lanes folded into one vector of (key, row) scores: the sum's branch for four rows or more
+// (`four`, lower/decode_product.hpp: the lanes-along-E product takes fewer).
+void schedule_rows_in_lanes_integer(DecodeCore& core, const DecodeLoops& loops, Func sum, Halide::Stage four,
+                                    const Var& ko, const Var& ki) {
+    DecodeProduct& p = core.dot.decode;
+    for (Func stage : p.query_stages) stage.compute_at(loops.task);
+    const std::vector<Var> rd = p.query_digits.args();  // (t, x, jr, c, d, qo, h, b)
+    p.query_digits.bound(rd[0], 0, 4).bound(rd[1], 0, 4).bound(rd[2], 0, 4);
+    p.query_digits.vectorize(rd[0]).vectorize(rd[1]).vectorize(rd[2]).unroll(rd[4]);
+    const std::vector<Var> sv = sum.args();  // (k, q, h, b)
+    Var qo("qo"), qi("qi");
+    four.split(sv[1], qo, qi, 4, TailStrategy::RoundUp).reorder(ki, qi, ko, qo).unroll(qi);
+    Func lanes = p.integer_lanes;
+    const std::vector<Var> a = lanes.args();  // (x, jr, d, k, qo, h, b)
+    lanes.compute_at(sum, ko).vectorize(a[0]).vectorize(a[1]).unroll(a[2]).unroll(a[3]);
+    const std::vector<RVar> r = lanes.rvars(0);  // (code of the lane's four, chunk of 16 codes)
+    lanes.update()
+        .reorder(r[0], a[0], a[1], a[2], r[1], a[3])
+        .atomic()
+        .vectorize(r[0])
+        .vectorize(a[0])
+        .vectorize(a[1])
+        .unroll(a[2])
+        .unroll(r[1])
+        .unroll(a[3]);
+    const std::vector<Var> l = p.integer_per_lane.args();  // (x, jr, k, qo, h, b)
+    p.integer_per_lane.compute_at(sum, ko).vectorize(l[0]).vectorize(l[1]).unroll(l[2]);
+    const std::vector<Var> f = p.lane_fold.args();  // (kk, jr, ko, qo, h, b)
+    p.lane_fold.compute_at(sum, ko).vectorize(f[0]).vectorize(f[1]);
+}
+
 // S for the tile, keys_per_step keys at a time. Returns whether query rows are taken inside the keys.
 bool schedule_decode_product(DecodeCore& core, const DecodeLoops& loops, int lanes) {
     Func sum = core.dot.sum;
@@ -206,6 +242,11 @@ bool schedule_decode_product(DecodeCore& core, const DecodeLoops& loops, int lan
     sum.compute_at(loops.tile)
         .split(sum.args().at(0), ko, ki, core.dot.decode.keys_per_step, TailStrategy::RoundUp)
         .vectorize(ki);
+    if (core.dot.decode.integer_lanes.defined()) {
+        schedule_rows_in_lanes_integer(core, loops, sum, sum.specialize(core.dot.decode.rows_in_lanes_condition), ko, ki);
+        schedule_lanes_along_e_product(core, sum, ko, ki, lanes, false);
+        return true;  // P·V takes four rows at a time where there are four
+    }
     if (!core.dot.decode.heads_in_lanes) return schedule_lanes_along_e_product(core, sum, ko, ki, lanes);
     schedule_heads_in_lanes_product(core, sum, ko, ki, loops.tile, lanes);
     return false;

@@ -193,6 +193,7 @@ public:
             [&](cg::Tiles& t) {
                 t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product();
                 t.amx_products = t.bf16_products && has_amx_tiles();
+                t.integer_products = has_bf16_dot_product();  // the same targets carry AVX512_VNNI
             },
             plan);
         cg::LoweringContext ctx(plan);

@@ -61,6 +61,11 @@ struct KeyValueSource {
     // instead of once per element; every other product reads element. Empty: none.
     Read unscaled;
     std::function<Halide::Expr(const Halide::Expr& key, const Halide::Expr& h, const Halide::Expr& b)> row_scale;
+    // Where unscaled is 8-bit codes less a zero point: the codes as uint8 (int8 codes offset by 128) and that zero
+    // point per row (float32; 128 for int8), unscaled = float(unsigned_codes) − code_zero, for products on integer
+    // dot products (lower/decode_product.hpp). Empty: none.
+    Read unsigned_codes;
+    std::function<Halide::Expr(const Halide::Expr& key, const Halide::Expr& h, const Halide::Expr& b)> code_zero;
 };
 
 // Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch
@@ -98,6 +103,15 @@ struct DecodeProduct {
     bool bf16_pairs = false;
     // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
     Halide::Parameter key_buffer;
+    // Over 8-bit codes on integer dot products (Tiles::integer_products; lower/decode_product.hpp,
+    // rows_in_lanes_integer_product): sum is select(rows_in_lanes_condition, rows_in_lanes_sum, the lanes-along-E
+    // sum), the schedule specializing it on that same Expr. integer_lanes (x, jr, d, k, qo, h, b) the codes' int32
+    // products with the queries' int8 digit d (lower/query_digits.hpp), integer_per_lane their float32 sum, lane_fold
+    // the four keys' lanes folded; query_stages the Funcs over Q those read, in the order computed (once per task),
+    // query_digits (the digits in the product's order) among them. Else undefined and empty.
+    Halide::Func integer_lanes, integer_per_lane, rows_in_lanes_sum, query_digits;
+    Halide::Expr rows_in_lanes_condition;
+    std::vector<Halide::Func> query_stages;
 };
 
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.

@@ -23,6 +23,10 @@ struct Tiles {
     // the prefill strategies' Q·Kᵀ and P·V are AMX tile products (lower/amx_tiles.hpp): 16 × 16 float32
     // accumulators over 32 bf16 a step, where E is a multiple of 32. Same roundings as bf16_products.
     bool amx_products = false;
+    // Score products over 8-bit codes (a quantized cache with a scale per token) on integer dot products (vpdpbusd:
+    // AVX512_VNNI, Halide's avx512_zen4 and later), the queries split into int8 digits (lower/query_digits.hpp):
+    // decode's Q·Kᵀ where a task has four query rows or more (lower/decode_product.hpp). Any storage type.
+    bool integer_products = false;
 };
 
 // All Lk scores of a query tile at once (memory O(query_tile · Lk) per thread).

@@ -10,6 +10,7 @@
 
 #include <attnforge/codegen/lower/bf16_pairs.hpp>
 #include <attnforge/codegen/lower/head_group.hpp>
+#include <attnforge/codegen/lower/query_digits.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 
 #include <functional>
@@ -184,6 +185,72 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     return product;
 }
 
+// 8-bit codes on integer dot products (Tiles::integer_products), a KV head's query rows along the lanes: four rows
+// a vector, one 128-bit lane each, whose four int32 lanes x sum the codes 16c + 4x … 16c + 4x + 3 of chunk c times
+// the row's int8 digits of Q (lower/query_digits.hpp), one vpdpbusd per 16 codes and digit for all four rows (the
+// chunk's 16 bytes of K broadcast to the four lanes; the digits staged per task in that order). Per key and four
+// rows: E/16 broadcasts, 3·E/16 vpdpbusd, the digits' three sums added in float32, the x lanes folded. Rows are
+// (query, head) pairs of the task: queries of one head, or a run-time group's heads' queries (as
+// lanes_along_e_product's rows); rows past the last read the last one and are never consumed.
+inline constexpr int rows_in_lanes_from = 4;
+
+inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, const DecodePlan& plan) {
+    const int E = in.head_width, keys = plan.keys_per_step;
+    constexpr int rows_per_vector = 4, codes_per_lane = 4, chunk = 16;
+    const std::string& name = in.name;
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::Var x("x"), jr("jr"), t("t"), c("c"), d("d"), qo("qo"), kk("kk"), ko("ko");
+    const Halide::Expr Lq = in.q.extents[1];
+    const bool rows_of_group = in.heads.runtime.defined();
+    const Halide::Expr rows = rows_of_group ? in.heads.rows(Lq) : Lq;
+    const QueryDigits digits = query_digits(in.q.func, E, name);
+    // Row ρ of the task of head h: the query and query head its digits are read at.
+    auto digit_of_row = [&](const Halide::Expr& column, const Halide::Expr& digit, const Halide::Expr& rho) {
+        const Halide::Expr row = Halide::clamp(rho, 0, rows - 1);
+        if (rows_of_group)
+            return digits.digits(column, digit, in.heads.query_of_row(row, Lq), in.heads.head_of_row(h, row, Lq), b);
+        return digits.digits(column, digit, row, h, b);
+    };
+    const Halide::Expr key_head = rows_of_group ? Halide::Expr(h) : in.heads.kv_head(h);
+    Halide::Func row_digits(name + "_row_digits"), integer_lanes(name + "_integer_lanes");
+    row_digits(t, x, jr, c, d, qo, h, b) = digit_of_row(chunk * c + codes_per_lane * x + t, d, rows_per_vector * qo + jr);
+    integer_lanes(x, jr, d, kv, qo, h, b) = 0;
+    Halide::RDom r(0, codes_per_lane, 0, E / chunk, "r");
+    integer_lanes(x, jr, d, kv, qo, h, b) +=
+        Halide::cast<int32_t>(in.k.unsigned_codes(chunk * r.y + codes_per_lane * x + r.x, in.key, key_head, b)) *
+        Halide::cast<int32_t>(row_digits(r.x, x, jr, r.y, d, qo, h, b));
+    Halide::Func per_lane(name + "_lanes"), fold(name + "_fold"), sum(name + "_sum"), f(name);
+    per_lane(x, jr, kv, qo, h, b) = digits_value([&](int i) { return integer_lanes(x, jr, i, kv, qo, h, b); });
+    // Four keys' x lanes summed into one vector of (key, row) lanes.
+    fold(kk, jr, ko, qo, h, b) = combine_lanes(
+        lane_sum(), [&](int j) { return per_lane(j, jr, ko * keys + kk, qo, h, b); }, chunk / codes_per_lane);
+    // Σ q̃·(u − z) = s·(Σ (q̃/s)·u − z·Σ q̃/s): the row's digits' sum times the key's zero point, in float32 (an error
+    // of 2⁻²⁴·255·Σ|q| at most, below §5's rounding of the float32 scores: docs/storage_types.md). In the task's
+    // coordinates (key, row, head of the task), as lanes_along_e_product's sum.
+    const Halide::Expr task_row = Halide::clamp(qi, 0, rows - 1);
+    const Halide::Expr row_query = rows_of_group ? in.heads.query_of_row(task_row, Lq) : task_row;
+    const Halide::Expr row_head = rows_of_group ? in.heads.head_of_row(h, task_row, Lq) : Halide::Expr(h);
+    const Halide::Expr zero = in.k.code_zero(Halide::clamp(kv, 0, in.k.extents[1] - 1), key_head, b);
+    sum(kv, qi, h, b) = digits.scale(row_query, row_head, b) *
+                        (fold(kv % keys, qi % rows_per_vector, kv / keys, qi / rows_per_vector, h, b) -
+                         zero * digits.row_sum(row_query, row_head, b));
+    const Halide::Expr kv_head = in.heads.kv_head(h);
+    if (rows_of_group)
+        f(kv, qi, h, b) = sum(kv, in.heads.row_of(h, qi, Lq), kv_head, b) * in.key_scale(kv, kv_head, b);
+    else
+        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, kv_head, b);
+    ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
+    DecodeProduct& p = product.decode;
+    p.integer_per_lane = per_lane;
+    p.lane_fold = fold;
+    p.integer_lanes = integer_lanes;
+    p.query_digits = row_digits;
+    p.query_stages = {digits.max_abs, digits.scale, digits.digits, digits.digit_sums, digits.row_sum, row_digits};
+    p.keys_per_step = keys;
+    p.key_buffer = in.k.row_buffer;
+    return product;
+}
+
 // The product in the form the group and head width allow.
 inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource& k, int head_width,
                                          const HeadGroup& heads, const Halide::Expr& scale, const DecodePlan& plan,
@@ -205,6 +272,35 @@ inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource&
     const int step_accumulators = plan.query_rows > 1 ? 1 : 4;
     const int columns_per_step = step_accumulators * chunk * (in.stored_pairs ? 2 : 1);
     if (chunk >= 2 && E % columns_per_step == 0) return heads_in_lanes_product(in, plan, chunk, step_accumulators);
+    if (plan.integer_products && k.unsigned_codes && k.row_scale && lanes == 16 && E % 16 == 0 && plan.keys_per_step == 4) {
+        // Both products over codes, one sum: four rows along the lanes where the task has four or more (a run-time
+        // GQA group, Lq ≥ 4), the lanes along E for fewer (one query row would fill one lane of four). The decode
+        // schedule specializes the sum on the row count, so each branch computes one product.
+        ScoreProduct four = rows_in_lanes_integer_product(in, plan), fewer = lanes_along_e_product(in, plan);
+        const Halide::Expr Lq = q.extents[1], rows = heads.runtime.defined() ? heads.rows(Lq) : Lq;
+        Halide::Var h("h"), b("b");
+        Halide::Func sum(name + "_sum_of_either"), f(name + "_of_either");
+        const Halide::Expr four_rows = rows >= rows_in_lanes_from;
+        sum(kv, qi, h, b) = Halide::select(four_rows, four.sum(kv, qi, h, b), fewer.sum(kv, qi, h, b));
+        const Halide::Expr kv_head = heads.kv_head(h);
+        if (heads.runtime.defined())
+            f(kv, qi, h, b) = sum(kv, heads.row_of(h, qi, Lq), kv_head, b) * in.key_scale(kv, kv_head, b);
+        else
+            f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, kv_head, b);
+        ScoreProduct product = fewer;
+        product.scaled = f;
+        product.sum = sum;
+        DecodeProduct& p = product.decode;
+        const DecodeProduct& r = four.decode;
+        p.rows_in_lanes_sum = four.sum;
+        p.rows_in_lanes_condition = four_rows;
+        p.integer_lanes = r.integer_lanes;
+        p.integer_per_lane = r.integer_per_lane;
+        p.lane_fold = r.lane_fold;
+        p.query_digits = r.query_digits;
+        p.query_stages = r.query_stages;
+        return product;
+    }
     return lanes_along_e_product(in, plan);
 }
 

@@ -74,6 +74,17 @@ KeyValueSource Lower::rows(const dsl::quantized_rows<C, S, Z>& rows, LoweringCon
                                   const Halide::Expr& b) { return cache.unscaled(e, key, h, b); };
         source.row_scale = [scale = cache.scale](const Halide::Expr& key, const Halide::Expr& h,
                                                  const Halide::Expr& b) { return scale.func(key, h, b); };
+        // The codes for integer dot products: uint8 as stored, int8 c as the uint8 c + 128 (its bits with the top
+        // one flipped) less a zero point of 128.
+        source.unsigned_codes = [codes = cache.codes.func](const Halide::Expr& e, const Halide::Expr& key,
+                                                           const Halide::Expr& h, const Halide::Expr& b) {
+            const Halide::Expr c = codes(e, key, h, b);
+            if (c.type() == Halide::UInt(8)) return c;
+            return Halide::reinterpret(Halide::UInt(8), c) ^ Halide::cast<uint8_t>(0x80);
+        };
+        source.code_zero = [zero = cache.zero](const Halide::Expr& key, const Halide::Expr& h, const Halide::Expr& b) {
+            return zero ? zero->func(key, h, b) : Halide::Expr(128.0f);
+        };
     }
     source.extents = cache.codes.extents;
     source.dense_rows = true;
