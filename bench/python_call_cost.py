@@ -105,7 +105,8 @@ def front_door_rows(exe, rounds):
         row = {"cell": "decode Llama-3-8B Lk=512", "threads": threads, "kernel": measured["engine"],
                "cpp_ms": statistics.median(cpp), "kernel_out_ms": statistics.median(kernel),
                "front_door_ms": statistics.median(front), "torch_sdpa_ms": statistics.median(sdpa),
-               "kernel_inside_ms": statistics.median(inside), "call_over_its_kernel": statistics.median(over_inside)}
+               "kernel_inside_ms": statistics.median(inside), "call_over_its_kernel": statistics.median(over_inside),
+               "tensor_reader": attnforge._native._torch_tensor_reader()}
         row["front_door_over_kernel"] = row["front_door_ms"] / row["kernel_out_ms"]
         rows.append(row)
     attnforge.set_default_threads(0)
@@ -169,7 +170,8 @@ def main():
                   f"{r['front_door_ms']:>19.4f} {r['front_door_over_kernel']:>9.3f} {r['kernel_inside_ms']:>14.4f} "
                   f"{r['call_over_its_kernel']:>13.3f} {r['torch_sdpa_ms']:>14.4f}")
         print("its kernel: the C++ runtime's call inside the same front-door calls (evaluate_into, timed by the "
-              "extension); ÷ its kernel: per call, the median: what the Python call adds")
+              "extension); ÷ its kernel: per call, the median: what the Python call adds; tensors read through "
+              f"{front[0]['tensor_reader']} (ATTNFORGE_TORCH_TENSORS=attributes: their Python attributes)")
         rows += front
     if a.json:
         with open(a.json, "w") as f:

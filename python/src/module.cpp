@@ -3,6 +3,7 @@
 #include "bound_kernel.hpp"
 #include "calls.hpp"
 #include "torch_attention.hpp"
+#include "torch_tensors.hpp"
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
 #include <attnforge/runtime/quantized_cache.hpp>
@@ -200,6 +201,13 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
                   "heads_last: bool) -> tuple[object, object | None]"),
           "The body of attnforge.torch's operator on torch tensors (docs/pytorch.md): torch's checks, the variant "
           "for the arguments, one kernel call. Returns (output, lse or None).");
+
+    m.def(
+        "_torch_tensor_reader", [] { return std::string(torch_tensor_reader()); },
+        nb::sig("def _torch_tensor_reader() -> str"),
+        "How the front door reads torch tensors and makes its outputs (docs/pytorch.md): 'aten' through torch's "
+        "C++ API (attnforge._torch_tensors, built for the torch imported), else 'attributes' (their Python "
+        "attributes and torch.empty). Imports torch.");
 
     m.def(
         "_last_torch_call",

@@ -247,14 +247,14 @@ nb::tuple torch_attention(nb::handle query, nb::handle key, nb::handle value, nb
 
     // The output: (B, Lq, Hq, E) written as the (B, Hq, Lq, E) result through its strides when heads_last.
     const std::vector<std::int64_t> result_shape = {B, Hq, Lq, E};
-    nb::object out = torch_empty(heads_last ? std::vector<std::int64_t>{B, Lq, Hq, E} : result_shape, q.type);
-    runtime::OutputView out_view{result_shape, storage, torch_data_ptr(out), {}};
+    void* out_data = nullptr;
+    nb::object out = torch_empty(heads_last ? std::vector<std::int64_t>{B, Lq, Hq, E} : result_shape, q.type, &out_data);
+    runtime::OutputView out_view{result_shape, storage, out_data, {}};
     if (heads_last) out_view.strides = {Lq * Hq * E, E, Hq * E, 1};
     nb::object lse = nb::none();
     void* lse_data = nullptr;
     if (return_lse) {
-        lse = torch_empty({B, Hq, Lq}, TorchType::float32);
-        lse_data = torch_data_ptr(lse);
+        lse = torch_empty({B, Hq, Lq}, TorchType::float32, &lse_data);
     }
 
     const std::string_view dtype = dsl::element_type_name(storage);

@@ -1,7 +1,10 @@
 #include "torch_tensors.hpp"
 
+#include "torch_tensors_api.h"
 #include <attnforge/errors.hpp>
 
+#include <cstdlib>
+#include <cstring>
 #include <nanobind/stl/string.h>
 
 namespace attnforge::python {
@@ -12,6 +15,10 @@ namespace {
 // and kept for the process: never released, so that nothing touches Python while it shuts down.
 struct Torch {
     PyObject* tensor_type;
+    PyObject* parameter_type;  // nn.Parameter: torch's C++ API reads it as a Tensor (THPVariable_CheckExact)
+    // attnforge._torch_tensors' table (torch_tensors_aten.cpp), where that module is built for this torch and
+    // ATTNFORGE_TORCH_TENSORS is not "attributes"; else nullptr: the attributes below.
+    const TorchTensorsApi* aten;
     PyObject* empty;
     PyObject* is_grad_enabled;
     PyObject* dtypes[4];      // TorchType's order: float32, bfloat16, float16, bool
@@ -25,12 +32,37 @@ struct Torch {
     PyObject* device;
 };
 
+// The table of attnforge._torch_tensors, or nullptr where the module is absent (a build configured without
+// torch), built for another torch version than the one imported, or turned off by ATTNFORGE_TORCH_TENSORS=attributes.
+const TorchTensorsApi* load_aten(nb::handle torch) {
+    const char* choice = std::getenv("ATTNFORGE_TORCH_TENSORS");
+    if (choice && std::strcmp(choice, "attributes") == 0) return nullptr;
+    PyObject* module = PyImport_ImportModule("attnforge._torch_tensors");
+    if (!module) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    const nb::object m = nb::steal(module);
+    if (!nb::hasattr(m, "torch_version") || !nb::hasattr(m, "api") ||
+        !m.attr("torch_version").equal(torch.attr("__version__")))
+        return nullptr;
+    auto* api = static_cast<const TorchTensorsApi*>(PyCapsule_GetPointer(m.attr("api").ptr(), torch_tensors_capsule));
+    if (!api) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    // The module stays imported (sys.modules holds it), so the table outlives every call.
+    return api->version == torch_tensors_api_version ? api : nullptr;
+}
+
 const Torch& torch_objects() {
     static const Torch t = [] {
         nb::module_ torch = nb::module_::import_("torch");
         auto keep = [](nb::object o) { return o.release().ptr(); };
         Torch r{};
         r.tensor_type = keep(torch.attr("Tensor"));
+        r.parameter_type = keep(torch.attr("nn").attr("Parameter"));
+        r.aten = load_aten(torch);
         r.empty = keep(torch.attr("empty"));
         r.is_grad_enabled = keep(torch.attr("is_grad_enabled"));
         const char* names[] = {"float32", "bfloat16", "float16", "bool"};
@@ -88,11 +120,24 @@ TorchTensor read_torch_tensor(nb::handle object, const char* name) {
         throw input_error(
             std::string("attnforge: ") + name + " must be a torch.Tensor, got " +
             nb::cast<std::string>(nb::str(nb::handle((PyObject*)Py_TYPE(object.ptr())).attr("__name__"))));
+    TorchTensor t;
+    t.object = object;
+    const PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(object.ptr()));
+    TorchTensorFacts facts;
+    if (torch.aten && (type == torch.tensor_type || type == torch.parameter_type) &&
+        torch.aten->read(object.ptr(), &facts) == 1 && facts.is_cpu) {
+        t.type = static_cast<TorchType>(facts.type);
+        t.shape.assign(facts.shape, facts.shape + facts.rank);
+        t.strides.assign(facts.strides, facts.strides + facts.rank);
+        t.requires_grad = facts.requires_grad != 0;
+        t.data = facts.data;
+        return t;
+    }
+    // A subclass (its attributes may mean something else), a tensor the table does not read, or no table: through
+    // the attributes, which also say what is wrong with a tensor off the CPU.
     if (!PyObject_IsTrue(attribute(object, torch.is_cpu).ptr()))
         throw input_error(std::string("attnforge: ") + name + " is on " + repr_text(attribute(object, torch.device)) +
                           "; attnforge's kernels run on the CPU");
-    TorchTensor t;
-    t.object = object;
     const nb::object dtype = attribute(object, torch.dtype);
     for (int i = 0; i < 4; ++i)
         if (dtype.ptr() == torch.dtypes[i]) t.type = static_cast<TorchType>(i);
@@ -120,8 +165,13 @@ std::string torch_dtype_name(const TorchTensor& t) {
     return nb::cast<std::string>(nb::str(attribute(t.object, torch_objects().dtype)));
 }
 
-nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type) {
+nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type, void** data) {
     const Torch& torch = torch_objects();
+    if (torch.aten && shape.size() <= static_cast<std::size_t>(torch_tensor_max_rank)) {
+        PyObject* r = torch.aten->empty(shape.data(), static_cast<int>(shape.size()), static_cast<int>(type), data);
+        if (!r) throw nb::python_error();
+        return nb::steal(r);
+    }
     // torch.empty(n0, n1, ..., dtype=…): the sizes as separate arguments, which torch's argument parser takes
     // faster than one tuple (0.4 of its 1.6-2.1 µs).
     std::vector<nb::object> sizes;
@@ -134,15 +184,22 @@ nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type) {
     args.push_back(torch.dtypes[type == TorchType::boolean || type == TorchType::other ? 0 : static_cast<int>(type)]);
     PyObject* r = PyObject_Vectorcall(torch.empty, args.data(), shape.size(), torch.dtype_keyword);
     if (!r) throw nb::python_error();
-    return nb::steal(r);
+    nb::object tensor = nb::steal(r);
+    *data = torch_data_ptr(tensor);
+    return tensor;
 }
 
 bool torch_grad_enabled() {
+    if (const TorchTensorsApi* aten = torch_objects().aten) return aten->grad_enabled() != 0;
     PyObject* r = PyObject_CallNoArgs(torch_objects().is_grad_enabled);
     if (!r) throw nb::python_error();
     const bool enabled = r == Py_True;
     Py_DECREF(r);
     return enabled;
+}
+
+const char* torch_tensor_reader() {
+    return torch_objects().aten ? "aten" : "attributes";
 }
 
 }  // namespace attnforge::python

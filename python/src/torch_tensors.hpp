@@ -1,6 +1,8 @@
-// torch tensors read through their own attributes (data_ptr, shape, stride, dtype), and made by torch.empty:
-// the front door's per-call path (torch_attention.hpp). DLPack (nanobind's ndarray, arrays.hpp) costs a capsule
-// and torch's Python-level __dlpack__ per tensor, 3-5 µs each, which at decode sizes is a tenth of the kernel.
+// torch tensors read and made for the front door's per-call path (torch_attention.hpp): through torch's C++ API
+// where attnforge._torch_tensors is built for the torch imported (torch_tensors_aten.cpp), else through their
+// own attributes (data_ptr, shape, stride, dtype) and torch.empty. DLPack (nanobind's ndarray, arrays.hpp) costs a
+// capsule and torch's Python-level __dlpack__ per tensor, 3-5 µs each, which at decode sizes is a tenth of the
+// kernel.
 #pragma once
 
 #include <attnforge/dsl/passes/signature.hpp>
@@ -41,10 +43,13 @@ dsl::element_type storage_of(TorchType t);
 // torch's name of a dtype, as in its messages ("torch.float32"), from the tensor.
 std::string torch_dtype_name(const TorchTensor& t);
 
-// A new, uninitialised CPU tensor: torch.empty(shape, dtype=...) of a float type, or float32 for `boolean`.
-nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type);
+// A new, uninitialised, contiguous CPU tensor of a float type (float32 for `boolean`), its data pointer in *data.
+nb::object torch_empty(const std::vector<std::int64_t>& shape, TorchType type, void** data);
 
 // torch.is_grad_enabled().
 bool torch_grad_enabled();
+
+// Which path reads and makes the tensors: "aten" (attnforge._torch_tensors) or "attributes".
+const char* torch_tensor_reader();
 
 }  // namespace attnforge::python

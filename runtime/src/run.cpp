@@ -13,9 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace attnforge::runtime {
 
@@ -57,13 +60,6 @@ const bool isa_cap_installed = [] {
     if (max_isa_level() < 2) halide_set_custom_can_use_target_features(capped_can_use_target_features);
     return true;
 }();
-
-// The attention's key length Lk (last = true) or query length Lq (dsl::attention_sequences).
-std::int64_t attention_length(const KernelEntry& k, const dsl::RuntimeSizes& sizes, bool last) {
-    const dsl::attention_sequences_t seq = dsl::attention_sequences(k.attention_weights_spec());
-    auto it = sizes.sequence_length.find(last ? seq.key : seq.query);
-    return it == sizes.sequence_length.end() ? 0 : it->second;
-}
 
 // Kernels are built without Halide's large_buffers feature: every buffer they touch must span fewer
 // than 2^31 bytes (Halide checks it too, but only after the caller has allocated the output).
@@ -200,8 +196,56 @@ dsl::element_type result_dtype(const KernelEntry& k) {
     return k.result == "logsumexp" ? dsl::element_type::float32 : storage_type_named(k.storage);
 }
 
+namespace {
+
+// Each registry kernel's size class parsed and the names of its attention's two sequences, once for the process:
+// select_kernel runs on every call, where parsing the classes and copying the names cost ~0.3 µs of a decode call's
+// ~2 µs outside its kernel (the PyTorch front door, Lk = 1).
+struct KernelSizeClass {
+    std::optional<catalogue::SizeBounds> bounds;
+    std::string query, key;
+};
+
+const KernelSizeClass& size_class_of(const KernelEntry& k) {
+    static const std::vector<KernelSizeClass> classes = [] {
+        std::vector<KernelSizeClass> v;
+        for (const KernelEntry& entry : registry()) {
+            const dsl::attention_sequences_t seq = dsl::attention_sequences(entry.attention_weights_spec());
+            v.push_back({catalogue::parse_size_class(entry.size_class), seq.query, seq.key});
+        }
+        return v;
+    }();
+    return classes.at(static_cast<std::size_t>(&k - registry().data()));
+}
+
+bool holds(const KernelEntry& k, const dsl::RuntimeSizes& sizes) {
+    const KernelSizeClass& c = size_class_of(k);
+    if (!c.bounds) throw std::logic_error("kernel list: '" + std::string(k.size_class) + "' is not a size class");
+    auto length = [&](const std::string& name) {
+        const auto it = sizes.sequence_length.find(name);
+        return it == sizes.sequence_length.end() ? std::int64_t{0} : it->second;
+    };
+    auto within = [](std::int64_t n, const std::optional<std::int64_t>& above, const std::optional<std::int64_t>& at_most) {
+        return (!above || n > *above) && (!at_most || n <= *at_most);
+    };
+    return within(length(c.key), c.bounds->above, c.bounds->at_most) &&
+           within(length(c.query), c.bounds->queries_above, c.bounds->queries_at_most);
+}
+
+}  // namespace
+
 const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSizes& sizes, std::string_view result,
                                  std::string_view dtype, std::string_view input_types) {
+    // The first kernel of the call's head width whose size class holds, else the last of that width, in registry
+    // order: one pass over the variant's kernels, allocating nothing. No kernel of that width: the errors below.
+    const KernelEntry* last_of_width = nullptr;
+    for (const KernelEntry* k : kernels_of_variant(variant)) {
+        if (k->result != result || k->storage != dtype || k->input_types != input_types) continue;
+        if (k->head_width != 0 && sizes.head_width >= 0 && k->head_width != sizes.head_width) continue;
+        if (holds(*k, sizes)) return *k;
+        last_of_width = k;
+    }
+    if (last_of_width) return *last_of_width;
     const auto candidates = kernels_for(variant, result, dtype, input_types);
     if (candidates.empty() && !input_types.empty())
         throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
@@ -234,11 +278,7 @@ const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSiz
                           "; this build made E = " + made + " (a build configured with -DATTNFORGE_HEAD_WIDTHS=" +
                           option + std::to_string(sizes.head_width) + " makes it: docs/setup.md)");
     }
-    for (const KernelEntry* k : of_width)
-        if (catalogue::size_class_holds(k->size_class, attention_length(*k, sizes, true),
-                                        attention_length(*k, sizes, false)))
-            return *k;
-    return *of_width.back();
+    return *of_width.back();  // not reached: the pass above returns every kernel of the width
 }
 
 const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result,

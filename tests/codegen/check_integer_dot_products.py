@@ -13,7 +13,8 @@ import pathlib
 import re
 import sys
 
-from check_bf16_dot_products import AVX2, ZEN4, generate, inner_loops
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for the module below
+from check_bf16_dot_products import AVX2, ZEN4, generate, inner_loops  # noqa: E402
 
 HEAD_WIDTH = 128
 KEYS_PER_STEP = 4

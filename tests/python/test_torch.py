@@ -1,6 +1,9 @@
 """attnforge.torch.scaled_dot_product_attention against torch's own (docs/contract.md §6): its arguments and meaning,
 the custom operator's registration (opcheck, torch.compile(fullgraph=True)), the errors, what it reads."""
 import math
+import os
+import subprocess
+import sys
 
 import attnforge
 import pytest
@@ -179,3 +182,59 @@ def test_what_it_cannot_serve_raises(call, message):
     q, k, v = qkv(1, 2, 2, 5, 9, 64, seed=9)
     with pytest.raises((ValueError, TypeError), match=message):
         call(q, k, v)
+
+
+def test_tensors_off_the_cpu_are_refused():
+    q, k, v = qkv(1, 2, 2, 5, 9, 64, seed=9)
+    with pytest.raises(ValueError, match=r"query is on device\(type='meta'\)"):
+        sdpa(q.to("meta"), k, v)
+
+
+def test_the_tensors_are_read_through_torchs_cpp_api_where_it_is_built():
+    # The build says whether it made attnforge._torch_tensors (torch in the .venv when configured: tools/bootstrap
+    # test installs it first); where it did, the front door reads every tensor through it.
+    expected = os.environ.get("ATTNFORGE_EXPECT_TORCH_TENSORS")
+    if expected is None:
+        pytest.skip("run outside CTest: the build's choice is unknown")
+    assert attnforge._native._torch_tensor_reader() == ("aten" if expected == "ON" else "attributes")
+
+
+# Calls whose outputs the two ways of reading the tensors must give bit for bit: GQA decode, a bf16 mask over a
+# static cache, strided views, a heads-last output with the log-sum-exp, an nn.Parameter and a Tensor subclass.
+BOTH_READERS = """
+import sys, torch
+import attnforge, attnforge.torch
+from attnforge import _native
+g = torch.Generator().manual_seed(21)
+r = lambda *s: torch.rand(*s, generator=g) * 2 - 1
+class Marked(torch.Tensor):
+    pass
+q, k, v = r(1, 32, 1, 128), r(1, 8, 300, 128), r(1, 8, 300, 128)
+qb, kb, vb = (t.to(torch.bfloat16) for t in (r(2, 4, 3, 64), r(2, 2, 64, 64), r(2, 2, 64, 64)))
+mask = torch.zeros(2, 1, 3, 64, dtype=torch.bool)
+mask[..., :40] = True
+qs, ks, vs = (r(2, 20, 4, 64).transpose(1, 2) for _ in range(3))
+out = [attnforge.torch.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+       attnforge.torch.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask, enable_gqa=True),
+       *[t for t in _native.torch_attention(qs, ks, vs, None, True, 0.1, None, False, True, True)],
+       attnforge.torch.scaled_dot_product_attention(torch.nn.Parameter(q, requires_grad=False), k, v, enable_gqa=True),
+       attnforge.torch.scaled_dot_product_attention(q.as_subclass(Marked), k, v, enable_gqa=True)]
+torch.save({"reader": _native._torch_tensor_reader(), "out": [t.as_subclass(torch.Tensor) for t in out]}, sys.argv[1])
+"""
+
+
+def test_both_ways_of_reading_tensors_give_the_same_outputs(tmp_path):
+    results = {}
+    for reader in ("default", "attributes"):
+        env = dict(os.environ)
+        env.pop("ATTNFORGE_TORCH_TENSORS", None)
+        if reader == "attributes":
+            env["ATTNFORGE_TORCH_TENSORS"] = "attributes"
+        path = tmp_path / f"{reader}.pt"
+        subprocess.run([sys.executable, "-c", BOTH_READERS, str(path)], env=env, check=True)
+        results[reader] = torch.load(path)
+    assert results["attributes"]["reader"] == "attributes"
+    first, second = results["default"]["out"], results["attributes"]["out"]
+    assert len(first) == len(second) == 6
+    for a, b in zip(first, second):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)
