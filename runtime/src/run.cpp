@@ -225,11 +225,7 @@ bool holds(const KernelEntry& k, const dsl::RuntimeSizes& sizes) {
         const auto it = sizes.sequence_length.find(name);
         return it == sizes.sequence_length.end() ? std::int64_t{0} : it->second;
     };
-    auto within = [](std::int64_t n, const std::optional<std::int64_t>& above, const std::optional<std::int64_t>& at_most) {
-        return (!above || n > *above) && (!at_most || n <= *at_most);
-    };
-    return within(length(c.key), c.bounds->above, c.bounds->at_most) &&
-           within(length(c.query), c.bounds->queries_above, c.bounds->queries_at_most);
+    return catalogue::bounds_hold(*c.bounds, length(c.key), length(c.query));
 }
 
 }  // namespace
@@ -251,34 +247,27 @@ const KernelEntry& select_kernel(std::string_view variant, const dsl::RuntimeSiz
         throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
                           std::string(result) + " taking " + std::string(input_types));
     if (candidates.empty()) return first_kernel(variant, result, dtype);  // throws, saying why
-    // A run-time head width: the kernels generated for the call's E (one per width of the lines' E lists).
-    std::vector<const KernelEntry*> of_width;
+    // Kernels, but none of the call's run-time head width (one per width of the lines' E lists).
     std::vector<int> widths;
-    for (const KernelEntry* k : candidates) {
-        if (k->head_width == 0 || sizes.head_width < 0 || k->head_width == sizes.head_width) of_width.push_back(k);
+    for (const KernelEntry* k : candidates)
         if (k->head_width && std::find(widths.begin(), widths.end(), k->head_width) == widths.end())
             widths.push_back(k->head_width);
+    // A width the variant cannot serve (its scales are per G channels, E not a multiple of G): no build makes it.
+    for (const dsl::tensor_spec& spec : candidates.front()->signature().inputs)
+        for (const dsl::dim_spec& d : spec.dims)
+            if (d.role == dsl::dim_spec::axis::head_width_groups && sizes.head_width % d.size != 0)
+                throw input_error("variant '" + std::string(variant) + "' reads '" + spec.name + "' as a scale per " +
+                                  std::to_string(d.size) + " channels: its head width E must be a multiple of " +
+                                  std::to_string(d.size) + ", given E=" + std::to_string(sizes.head_width));
+    std::string made, option;
+    for (int w : widths) {
+        made += (made.empty() ? "" : ", ") + std::to_string(w);
+        option += std::to_string(w) + ",";
     }
-    if (of_width.empty()) {
-        // A width the variant cannot serve (its scales are per G channels, E not a multiple of G): no build makes it.
-        for (const dsl::tensor_spec& spec : candidates.front()->signature().inputs)
-            for (const dsl::dim_spec& d : spec.dims)
-                if (d.role == dsl::dim_spec::axis::head_width_groups && sizes.head_width % d.size != 0)
-                    throw input_error("variant '" + std::string(variant) + "' reads '" + spec.name +
-                                      "' as a scale per " + std::to_string(d.size) +
-                                      " channels: its head width E must be a multiple of " + std::to_string(d.size) +
-                                      ", given E=" + std::to_string(sizes.head_width));
-        std::string made, option;
-        for (int w : widths) {
-            made += (made.empty() ? "" : ", ") + std::to_string(w);
-            option += std::to_string(w) + ",";
-        }
-        throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
-                          std::string(result) + " at head width E=" + std::to_string(sizes.head_width) +
-                          "; this build made E = " + made + " (a build configured with -DATTNFORGE_HEAD_WIDTHS=" +
-                          option + std::to_string(sizes.head_width) + " makes it: docs/setup.md)");
-    }
-    return *of_width.back();  // not reached: the pass above returns every kernel of the width
+    throw input_error("variant '" + std::string(variant) + "' has no " + std::string(dtype) + " kernel for its " +
+                      std::string(result) + " at head width E=" + std::to_string(sizes.head_width) +
+                      "; this build made E = " + made + " (a build configured with -DATTNFORGE_HEAD_WIDTHS=" + option +
+                      std::to_string(sizes.head_width) + " makes it: docs/setup.md)");
 }
 
 const KernelEntry& select_kernel(std::string_view variant, const ViewMap& inputs, std::string_view result,

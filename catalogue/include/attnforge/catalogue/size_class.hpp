@@ -103,14 +103,19 @@ inline std::optional<std::string> query_bound(std::string_view cls) {
 // Whether the class bounds Lq: "Lq<=16" and "Lq<=16,Lk>N" do.
 inline bool bounds_queries(std::string_view cls) { return query_bound(cls).has_value(); }
 
+// Whether parsed bounds hold for key length lk and query length lq.
+inline bool bounds_hold(const SizeBounds& b, std::int64_t lk, std::int64_t lq) {
+    auto within = [](std::int64_t n, const std::optional<std::int64_t>& above, const std::optional<std::int64_t>& at_most) {
+        return (!above || n > *above) && (!at_most || n <= *at_most);
+    };
+    return within(lk, b.above, b.at_most) && within(lq, b.queries_above, b.queries_at_most);
+}
+
 // lq: the query length, for classes on Lq (where it is not known, 0: a few queries).
 inline bool size_class_holds(std::string_view cls, std::int64_t lk, std::int64_t lq = 0) {
     const auto b = parse_size_class(cls);
     if (!b) throw std::logic_error("kernel list: '" + std::string(cls) + "' is not a size class");
-    auto within = [](std::int64_t n, const std::optional<std::int64_t>& above, const std::optional<std::int64_t>& at_most) {
-        return (!above || n > *above) && (!at_most || n <= *at_most);
-    };
-    return within(lk, b->above, b->at_most) && within(lq, b->queries_above, b->queries_at_most);
+    return bounds_hold(*b, lk, lq);
 }
 
 // The size bucket of a key length, the unit of tuning records and of tuned kernels' size classes:

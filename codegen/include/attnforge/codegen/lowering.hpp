@@ -104,12 +104,12 @@ struct DecodeProduct {
     // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
     Halide::Parameter key_buffer;
     // Over 8-bit codes on integer dot products (Tiles::integer_products; lower/decode_product.hpp,
-    // rows_in_lanes_integer_product): sum is select(rows_in_lanes_condition, rows_in_lanes_sum, the lanes-along-E
+    // rows_in_lanes_integer_product): sum is select(rows_in_lanes_condition, the rows-in-lanes sum, the lanes-along-E
     // sum), the schedule specializing it on that same Expr. integer_lanes (x, jr, d, k, qo, h, b) the codes' int32
     // products with the queries' int8 digit d (lower/query_digits.hpp), integer_per_lane their float32 sum, lane_fold
     // the four keys' lanes folded; query_stages the Funcs over Q those read, in the order computed (once per task),
     // query_digits (the digits in the product's order) among them. Else undefined and empty.
-    Halide::Func integer_lanes, integer_per_lane, rows_in_lanes_sum, query_digits;
+    Halide::Func integer_lanes, integer_per_lane, query_digits;
     Halide::Expr rows_in_lanes_condition;
     std::vector<Halide::Func> query_stages;
 };

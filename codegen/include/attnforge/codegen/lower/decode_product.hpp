@@ -101,6 +101,19 @@ inline ScoreProduct heads_in_lanes_product(const DecodeOperands& in, const Decod
     return product;
 }
 
+// score(k, q, h, b): a product's sum in the task's coordinates (key, row, head of the task) times the key's scale,
+// at query q of head h (a run-time group's row of that query and head).
+inline Halide::Func scaled_by_key(const DecodeOperands& in, const Halide::Func& sum, const std::string& name) {
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::Func f(name);
+    const Halide::Expr kv_head = in.heads.kv_head(h);
+    if (in.heads.runtime.defined())
+        f(kv, qi, h, b) = sum(kv, in.heads.row_of(h, qi, in.q.extents[1]), kv_head, b) * in.key_scale(kv, kv_head, b);
+    else
+        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, kv_head, b);
+    return f;
+}
+
 // Lane u of per_lane sums the columns e ≡ u (mod lanes), whole vectors of Q and K rows; the lanes combine
 // in expressions (below), no loop over them.
 // Where the group is run-time, the product is a KV head's: sum (k, r, hk, b) over the rows r of all the group's
@@ -112,7 +125,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     const std::string& name = in.name;
     Halide::Var kv("k"), qi("q"), h("h"), b("b");
     Halide::Var u("u");
-    Halide::Func per_lane(name + "_lanes"), sum(name + "_sum"), f(name);
+    Halide::Func per_lane(name + "_lanes"), sum(name + "_sum");
     per_lane(u, kv, qi, h, b) = 0.0f;
     const Halide::Expr Lq = in.q.extents[1];
     const bool rows_of_group = in.heads.runtime.defined();
@@ -171,12 +184,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     const int partials = lanes / keys;
     sum(kv, qi, h, b) = combine_lanes(
         lane_sum(), [&](int o) { return last(partials * (kv % keys) + o, kv / keys, qi, h, b); }, partials);
-    if (rows_of_group)
-        f(kv, qi, h, b) =
-            sum(kv, in.heads.row_of(h, qi, Lq), in.heads.kv_head(h), b) * in.key_scale(kv, in.heads.kv_head(h), b);
-    else
-        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, in.heads.kv_head(h), b);
-    ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
+    ScoreProduct product{scaled_by_key(in, sum, name), sum, Halide::Func(), Halide::Func(), {}};
     product.decode.per_lane = per_lane;
     product.decode.lane_tree = tree;
     product.decode.key_buffer = in.k.row_buffer;
@@ -219,7 +227,7 @@ inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, cons
     integer_lanes(x, jr, d, kv, qo, h, b) +=
         Halide::cast<int32_t>(in.k.unsigned_codes(chunk * r.y + codes_per_lane * x + r.x, in.key, key_head, b)) *
         Halide::cast<int32_t>(row_digits(r.x, x, jr, r.y, d, qo, h, b));
-    Halide::Func per_lane(name + "_lanes"), fold(name + "_fold"), sum(name + "_sum"), f(name);
+    Halide::Func per_lane(name + "_lanes"), fold(name + "_fold"), sum(name + "_sum");
     per_lane(x, jr, kv, qo, h, b) = digits_value([&](int i) { return integer_lanes(x, jr, i, kv, qo, h, b); });
     // Four keys' x lanes summed into one vector of (key, row) lanes.
     fold(kk, jr, ko, qo, h, b) = combine_lanes(
@@ -234,12 +242,8 @@ inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, cons
     sum(kv, qi, h, b) = digits.scale(row_query, row_head, b) *
                         (fold(kv % keys, qi % rows_per_vector, kv / keys, qi / rows_per_vector, h, b) -
                          zero * digits.row_sum(row_query, row_head, b));
-    const Halide::Expr kv_head = in.heads.kv_head(h);
-    if (rows_of_group)
-        f(kv, qi, h, b) = sum(kv, in.heads.row_of(h, qi, Lq), kv_head, b) * in.key_scale(kv, kv_head, b);
-    else
-        f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, kv_head, b);
-    ScoreProduct product{f, sum, Halide::Func(), Halide::Func(), {}};
+    // Scaled by decode_score_product, over the sum it shares with the lanes-along-E product.
+    ScoreProduct product{Halide::Func(), sum, Halide::Func(), Halide::Func(), {}};
     DecodeProduct& p = product.decode;
     p.integer_per_lane = per_lane;
     p.lane_fold = fold;
@@ -279,20 +283,14 @@ inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource&
         ScoreProduct four = rows_in_lanes_integer_product(in, plan), fewer = lanes_along_e_product(in, plan);
         const Halide::Expr Lq = q.extents[1], rows = heads.runtime.defined() ? heads.rows(Lq) : Lq;
         Halide::Var h("h"), b("b");
-        Halide::Func sum(name + "_sum_of_either"), f(name + "_of_either");
+        Halide::Func sum(name + "_sum_of_either");
         const Halide::Expr four_rows = rows >= rows_in_lanes_from;
         sum(kv, qi, h, b) = Halide::select(four_rows, four.sum(kv, qi, h, b), fewer.sum(kv, qi, h, b));
-        const Halide::Expr kv_head = heads.kv_head(h);
-        if (heads.runtime.defined())
-            f(kv, qi, h, b) = sum(kv, heads.row_of(h, qi, Lq), kv_head, b) * in.key_scale(kv, kv_head, b);
-        else
-            f(kv, qi, h, b) = sum(kv, qi, h, b) * in.key_scale(kv, kv_head, b);
         ScoreProduct product = fewer;
-        product.scaled = f;
+        product.scaled = scaled_by_key(in, sum, name + "_of_either");
         product.sum = sum;
         DecodeProduct& p = product.decode;
         const DecodeProduct& r = four.decode;
-        p.rows_in_lanes_sum = four.sum;
         p.rows_in_lanes_condition = four_rows;
         p.integer_lanes = r.integer_lanes;
         p.integer_per_lane = r.integer_per_lane;
