@@ -167,6 +167,8 @@ void pack_keys(const CoreCommon& core, const Halide::LoopLevel& task, const Knob
         queries.compute_at(task).vectorize(queries.args()[0], lanes, TailStrategy::RoundUp);
     } else {
         keys.vectorize(a[0], lanes);
+        if (Func queries = core.dot.converted_queries; queries.defined())
+            queries.compute_at(task).vectorize(queries.args()[0], lanes, TailStrategy::RoundUp);
     }
     if (k.keys_per_task)
         keys.compute_at(task);

@@ -191,7 +191,10 @@ public:
         cg::AlgorithmPlan plan = cg::plan_for(k, this->get_target());
         std::visit(
             [&](cg::Tiles& t) {
-                t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product();
+                // Decode keeps vdpbf16ps everywhere: its products are not what bounds it, and where they are (in
+                // cache, Intel) the converted FMAs were slower (decode_gqa, Lk = 256: 57 against 48.5 ns a key row).
+                t.bf16_products = storage_ == BFloat(16) && has_bf16_dot_product() &&
+                                  (bf16_dot_product_pays() || std::holds_alternative<cg::DecodePlan>(plan));
                 t.amx_products = t.bf16_products && has_amx_tiles();
                 t.integer_products = has_bf16_dot_product();  // the same targets carry AVX512_VNNI
             },
@@ -303,6 +306,19 @@ private:
         const Target t = this->get_target();
         return t.has_feature(Target::AVX512_Zen4) || t.has_feature(Target::AVX512_Zen5) ||
                t.has_feature(Target::AVX512_SapphireRapids);
+    }
+
+    // Whether a prefill's products over bf16 pairs beat float32 FMAs on the converted values. AMD's cores (Zen 4,
+    // Zen 5) issue a vdpbf16ps as often as an FMA, twice its multiplies; Intel's (Halide's avx512_sapphirerapids
+    // without Zen 4's features: Sapphire and Emerald Rapids) one every two cycles against two FMAs a cycle, half
+    // the float32 rate (attnforge bench's probes, Emerald Rapids: 86 against 175 GFLOP/s a core). There, where
+    // AMX tiles are not there to take the products, they are float32 FMAs: mha bf16 L = 2048, one thread, 164 ms
+    // on vdpbf16ps against 103 ms for float32's kernel.
+    bool bf16_dot_product_pays() const {
+        const Target t = this->get_target();
+        const bool intel = t.has_feature(Target::AVX512_SapphireRapids) && !t.has_feature(Target::AVX512_Zen4) &&
+                           !t.has_feature(Target::AVX512_Zen5);
+        return !intel || has_amx_tiles();
     }
 
     // AMX tile products: targets with Halide's avx512_sapphirerapids feature. Halide's host detection names that

@@ -121,6 +121,9 @@ struct ScoreProduct {
     // (pair, kk, e/2, kt, h, b). Decoding with the heads along the lanes: the group's Q staged in lanes
     // ((pair,) x, g, idx, q, hk, b). Else undefined.
     Halide::Func queries;
+    // Float32 products over a 16-bit Q input: Q converted to float32 (e, q, h, b), staged per attention task
+    // (schedules: pack_keys). Else undefined.
+    Halide::Func converted_queries;
     // Under Tiles::amx_products where E is whole AMX steps: sum is an AMX tile product (lower/amx_tiles.hpp),
     // reducing over (32 values of e, E/32 steps); keys is then (pair, kk, row), 16 keys a panel.
     bool amx_tiles = false;

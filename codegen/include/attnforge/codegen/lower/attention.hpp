@@ -158,7 +158,12 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             MaterializedCore core = detail::materialized_softmax(in, skipped, ctx.tiles(), true, bf16_weights);
             core.head_width = E;
             core.values = values;
-            core.pack_values = !v.dense_rows;
+            // A 16-bit V that P·V multiplies in float32 (no bf16 pairs) is converted once per call, not at every
+            // register tile's read of it (two more instructions per vector on the FMA ports, pv_unroll FMAs).
+            const bool converted_values = !bf16_weights && v.row_buffer.defined() &&
+                                          (v.row_buffer.type() == Halide::BFloat(16) ||
+                                           v.row_buffer.type() == Halide::Float(16));
+            core.pack_values = !v.dense_rows || converted_values;
             detail::materialized_weighted_sum(core, group, ctx.tiles(), weighted_name, v.extents[2], stored_values);
             output = core.output;
             ctx.roles.cores.push_back(core);

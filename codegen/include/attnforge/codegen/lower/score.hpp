@@ -132,11 +132,22 @@ LoweredScores lower_score_product(const dsl::score_node<Q, K, S>& n, const KeySo
     Halide::Var kk("kk"), ke("e"), kt("kt");
     Halide::Func keys(name + "_keys");
     keys(kk, ke, kt, h, b) = k.element(ke, Halide::clamp(kt * P + kk, 0, k.extents[1] - 1), h, b);
+    // A 16-bit Q input is converted once per task into float32 rows (ScoreProduct::converted_queries), not at
+    // each of the register tiles' broadcasts of it.
+    Halide::Func converted_queries;
+    Halide::Func queries = q.func;
+    if (q.parameter.defined() && q.parameter.type() != Halide::Float(32)) {
+        converted_queries = Halide::Func(name + "_queries_f32");
+        converted_queries(ke, qi, h, b) = q.func(ke, qi, h, b);
+        queries = converted_queries;
+    }
     sum(kv, qi, h, b) +=
-        q.func(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, group.kv_head(h), b);
+        queries(e, Halide::clamp(qi, 0, q.extents[1] - 1), h, b) * keys(kv % P, e, kv / P, group.kv_head(h), b);
     f(kv, qi, h, b) = sum(kv, qi, h, b) * scale;
     // extents: (Lk, Lq, Hq, B)
-    return {ScoreProduct{f, sum, keys, Halide::Func(), {}}, Lowered{f, extents, false, {}}, k};
+    ScoreProduct product{f, sum, keys, Halide::Func(), {}};
+    product.converted_queries = converted_queries;
+    return {product, Lowered{f, extents, false, {}}, k};
 }
 
 }  // namespace detail
