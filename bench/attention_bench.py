@@ -233,7 +233,7 @@ def bf16_grid(quick):
 BF16_PROTOCOL = """the prefill protocol (round-robin, `--rounds` rounds, medians of batch medians, rounds retaken when the
 FMA peak is below 85% of the best seen), with two attnforge rows per round: the bf16 kernel the rule picks
 (`attnforge bench --dtype bf16`, which also measures the machine's bf16 peak that its % of peak is of: AMX's
-tdpbf16ps where the CPU has AMX, else vdpbf16ps) and the float32 one. Inputs are float32 values rounded to bf16 once, the same numbers for every implementation;
+tdpbf16ps where the CPU has AMX, else vdpbf16ps where it beats the FMA peak, else the FMA peak) and the float32 one. Inputs are float32 values rounded to bf16 once, the same numbers for every implementation;
 every output, ours included, is checked first against float64 NumPy on those inputs (docs/contract.md §5's bf16
 bound, 5e-3 · (1 + max|ref|), plus for mha and self_attention_layer, whose projected Q, K, V every 16-bit
 implementation rounds, §5's term for rounded operands, V·(e^(4·u·S) − 1) + 2·u·V)."""
@@ -242,7 +242,7 @@ implementation rounds, §5's term for rounded operands, V·(e^(4·u·S) − 1) +
 def run_bf16(exe, ours, bpeers, cells, threads, rounds, rng, rows, checks, best_peak, in_process=None):
     """The bf16 cells (bench/bf16_peers.py). Rows: 'attnforge' (bf16), 'attnforge float32', 'attnforge (Python)'
     (the bf16 kernel through the module: float32 arrays rounded to bf16 as it reads them) and the peers, each with
-    gflops and the fraction of the bf16 peak (peak_gflops: AMX tiles, else vdpbf16ps) and of the FMA peak
+    gflops and the fraction of the bf16 peak (peak_gflops: AMX tiles, else vdpbf16ps, else FMAs) and of the FMA peak
     (fma_peak_gflops)."""
     import bf16_peers
     started = time.time()

@@ -131,6 +131,10 @@ void apply_schedule(const Roles& roles, const PipelineOutput& output, const Algo
             .unroll(a[0])
             .parallel(a[2]);
     }
+    for (Func f : roles.float32_weights) {  // (o, i): rows of W in parallel
+        const std::vector<Var> a = f.args();
+        f.compute_root().parallel(a[1]).vectorize(a[0], lanes, TailStrategy::RoundUp);
+    }
     for (Func f : roles.elementwise) {
         // Rows in parallel over the outer dimensions, vectorized along the innermost.
         Func g = owner_of(f).func;

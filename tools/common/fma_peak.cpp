@@ -202,9 +202,11 @@ std::optional<Peak> measure_bf16_tile_peak(int threads, double seconds) {
 #endif
 }
 
-std::optional<Peak> measure_bf16_peak(int threads, double seconds) {
+std::optional<Peak> measure_bf16_peak(int threads, const Peak& fma, double seconds) {
     if (std::optional<Peak> tiles = measure_bf16_tile_peak(threads, seconds)) return tiles;
-    return measure_bf16_dot_peak(threads, seconds);
+    std::optional<Peak> dot = measure_bf16_dot_peak(threads, seconds);
+    if (dot && dot->gflops <= fma.gflops) return std::nullopt;
+    return dot;
 }
 
 }  // namespace attnforge::cli

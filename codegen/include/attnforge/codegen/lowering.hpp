@@ -300,6 +300,9 @@ struct Roles {
     // Copies made once per call for the projections over bf16 pairs (each Func once): inputs staged in bf16
     // (i, l, b), and weights packed in pairs (pair, o, i/2).
     std::vector<Halide::Func> bf16_rows, bf16_weight_pairs;
+    // Likewise for float32 products over 16-bit inputs: W converted to float32 (o, i) (x's rows converted go to
+    // bf16_rows, scheduled alike).
+    std::vector<Halide::Func> float32_weights;
     // Re-indexing nodes (split/merge heads) and adds have no role: they stay inline.
 };
 

@@ -53,6 +53,20 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
         ctx.roles.bf16_weight_pairs.push_back(weights);
         return weights;
     };
+    // Float32 products over a 16-bit W or x input (no pairs: fp16, or bf16 where vdpbf16ps does not pay) read them
+    // converted once per call, not at every register tile's read (two more instructions on the FMA ports a
+    // vector): W as (o, i), x's rows as (i, l, b), staged once for the projections of one x (Q, K and V).
+    auto sixteen_bit = [](const Lowered& in) {
+        return in.parameter.defined() && (in.parameter.type() == Halide::BFloat(16) ||
+                                          in.parameter.type() == Halide::Float(16));
+    };
+    auto weight = [&](const Halide::Expr& i) -> Halide::Expr {
+        if (!sixteen_bit(w)) return w.func(column, i);
+        Halide::Func converted(name + "_weights_f32");  // one per projection: weight() is called once
+        converted(o, l) = w.func(column, l);              // (o, i), i in l's place
+        ctx.roles.float32_weights.push_back(converted);
+        return converted(o, i);
+    };
     auto on_amx = [&](int Din) {
         return ctx.tiles().amx_products && detail::amx_fits(Din) && Dout % detail::amx_columns == 0;
     };
@@ -88,7 +102,7 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
             pairs = true;
         } else {
             Halide::RDom r(0, E, 0, H, "i");
-            sum(o, l, b) += heads.func(r.x, row, r.y, b) * w.func(column, r.y * E + r.x);
+            sum(o, l, b) += heads.func(r.x, row, r.y, b) * weight(r.y * E + r.x);
         }
     } else {
         x = node(n.x, ctx);
@@ -119,7 +133,20 @@ Lowered Lower::impl(const dsl::linear_node<X, W, Bias>& n, LoweringContext& ctx)
             pairs = true;
         } else {
             Halide::RDom i(0, Din, "i");
-            sum(o, l, b) += x.func(i, row, b) * w.func(column, i);
+            Halide::Func rows = x.func;
+            if (sixteen_bit(x)) {
+                const std::string staged = x.func.name() + "_f32";
+                std::vector<Halide::Func>& staged_rows = ctx.roles.bf16_rows;
+                auto found = std::find_if(staged_rows.begin(), staged_rows.end(),
+                                          [&](const Halide::Func& f) { return f.name() == staged; });
+                Halide::Var xi("i");
+                rows = found != staged_rows.end() ? *found : Halide::Func(staged);
+                if (found == staged_rows.end()) {
+                    rows(xi, l, b) = x.func(xi, row, b);
+                    staged_rows.push_back(rows);
+                }
+            }
+            sum(o, l, b) += rows(i, sixteen_bit(x) ? Halide::Expr(l) : row, b) * weight(i);
         }
     }
     if constexpr (dsl::linear_node<X, W, Bias>::has_bias) {
