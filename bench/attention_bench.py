@@ -611,7 +611,7 @@ def main():
         bpeers = bf16_peers.peers()
         versions.update({"OpenVINO": p.version for p in bpeers if isinstance(p, bf16_peers.OpenVino)})
         versions.update({"PyTorch": p.version for p in bpeers if isinstance(p, bf16_peers.TorchBf16)})
-        # its own best peaks: a bf16 row's peak is the machine's bf16 peak (AMX tiles, else vdpbf16ps)
+        # its own best peaks: a bf16 row's peak is the machine's bf16 peak (AMX tiles, else vdpbf16ps where it beats the FMA peak, else the FMA peak)
         run_bf16(a.attnforge, ours, bpeers, bf16, threads, rounds, rng, rows, checks, {}, in_process)
     protocol = FLEX_PROTOCOL if a.flex else BF16_PROTOCOL if a.bf16 else __doc__.split("Protocol: ")[1].split("\n\n")[0]
     result = {

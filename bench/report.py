@@ -288,7 +288,7 @@ FP16 = ("attnforge fp16", "ONNX Runtime Attention fp16")  # our fp16 kernels and
 
 def bf16_summary(rows):
     """One line per bf16 cell: ours in bf16 and float32, the peers, and the issue's targets per cell: bf16 >= 1.7x our
-    float32, >= 75% of the bf16 peak (AMX tiles where the CPU has them, else vdpbf16ps), faster than every bf16 peer
+    float32, >= 75% of the bf16 peak (AMX tiles where the CPU has them, else vdpbf16ps where it beats the FMA peak, else the FMA peak), faster than every bf16 peer
     (OpenVINO bf16, PyTorch bf16)."""
     out = ["| variant | shape | threads | attnforge bf16 ms | % of bf16 peak | attnforge float32 ms | bf16 speed-up | "
            + " | ".join(f"{p} ms" for p in BF16_PEERS) + " | best bf16 peer ÷ ours | "
@@ -317,7 +317,7 @@ def bf16_summary(rows):
                    + " | ".join(_ms(impls.get(p)) for p in FP16) + " |")
     out += ["", "bf16 targets met in " + "; ".join(f"{name}: {sum(v)} of {len(v)} cells" for name, v in met.items())
             + ". % of bf16 peak: of the bf16 peak `attnforge bench --dtype bf16` measures in the same round (AMX tiles"
-            " where the CPU has them, else vdpbf16ps)."]
+            " where the CPU has them, else vdpbf16ps where it beats the FMA peak, else the FMA peak)."]
     return "\n".join(out)
 
 
