@@ -166,9 +166,9 @@ int bench(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         for (int threads : o.threads) {
             const Peak fma = measure_fma_peak(threads);
             // bf16 kernels are measured against the machine's bf16 peak where it has one (AMX tiles, else
-            // vdpbf16ps where it beats FMAs: their products), float32 and fp16 kernels against the FMA peak.
+            // vdpbf16ps on AMD's cores: their products), float32 and fp16 kernels against the FMA peak.
             const std::optional<Peak> dot =
-                storage == dsl::element_type::bfloat16 ? measure_bf16_peak(threads, fma) : std::nullopt;
+                storage == dsl::element_type::bfloat16 ? measure_bf16_peak(threads) : std::nullopt;
             const Peak peak = dot.value_or(fma);
             const Bandwidth bandwidth = measure_read_bandwidth(threads);
             out << fmt::format("{:>7} {:<44} {:>10} {:>10.1f} {:>8}\n", threads,

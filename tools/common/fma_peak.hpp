@@ -22,9 +22,9 @@ std::optional<Peak> measure_bf16_dot_peak(int threads, double seconds = 0.3);
 // state: what bf16 kernels with AMX products (Sapphire Rapids and later) are measured against. nullopt otherwise.
 std::optional<Peak> measure_bf16_tile_peak(int threads, double seconds = 0.3);
 
-// The bf16 peak bf16 kernels are measured against: the tile peak, else the dot-product peak where it beats `fma`
-// (AMD's cores; Intel's issue vdpbf16ps at half the FMA rate, and bf16 kernels there multiply with float32 FMAs:
-// codegen's attention_generator.hpp, bf16_dot_product_pays), else nullopt (the FMA peak).
-std::optional<Peak> measure_bf16_peak(int threads, const Peak& fma, double seconds = 0.3);
+// The bf16 peak bf16 kernels are measured against: the tile peak, else the dot-product peak on AMD's cores (twice
+// the FMA peak; Intel's issue vdpbf16ps at half the FMA rate, and bf16 kernels there multiply with float32 FMAs: codegen's
+// attention_generator.hpp, bf16_dot_product_pays), else nullopt (the FMA peak).
+std::optional<Peak> measure_bf16_peak(int threads, double seconds = 0.3);
 
 }  // namespace attnforge::cli

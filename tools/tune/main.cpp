@@ -205,7 +205,7 @@ int tune_main(const Options& o) {
     // bf16 kernels against the machine's bf16 peak where it has one (attnforge bench does the same).
     const attnforge::cli::Peak fma = attnforge::cli::measure_fma_peak(threads);
     const std::optional<attnforge::cli::Peak> dot =
-        o.dtype == "bf16" ? attnforge::cli::measure_bf16_peak(threads, fma) : std::nullopt;
+        o.dtype == "bf16" ? attnforge::cli::measure_bf16_peak(threads) : std::nullopt;
     const double peak = dot ? dot->gflops : fma.gflops;
     print_table(problem, out, r, peak, o.top);
     const double speedup = r.default_schedule.ms / r.best.ms;
