@@ -24,8 +24,9 @@ file(READ ${out} text)
 if(text MATCHES "E=[0-9,]*(64|80|96|256)")
   message(FATAL_ERROR "kernel selection: widths outside ATTNFORGE_HEAD_WIDTHS remain: ${CMAKE_MATCH_0}")
 endif()
-if(NOT text MATCHES "sdpa +output +streaming +any +E=128,48 " OR NOT text MATCHES "pv_cols=4 pv_key_block=32 E=128 "
-   OR NOT text MATCHES "\nmha +output")
+if(NOT text MATCHES "sdpa +attention_weights +materialized +any +E=128,48 "
+   OR NOT text MATCHES "sdpa +output +streaming +any +E=48 "
+   OR NOT text MATCHES "pv_cols=4 pv_key_block=32 key_panels_outer=1 E=128 " OR NOT text MATCHES "\nmha +output")
   message(FATAL_ERROR "kernel selection: ATTNFORGE_HEAD_WIDTHS=128,48 made:\n${text}")
 endif()
 # A line whose variant serves only multiples of 32 (E_multiple=32) takes 128 and not 48.

@@ -182,26 +182,35 @@ BOOST_AUTO_TEST_CASE(fused_projections_are_valid_for_every_graph_shape) {
     }
 }
 
-// K packed inside each attention task (keys_per_task 1) computes the same thing as once per call, for
-// both strategies, with several query blocks per head (70 = 2·32 + 6) and under a causal band, where a
-// task packs only the keys its block reads.
-BOOST_AUTO_TEST_CASE(keys_packed_per_task_are_valid) {
+// A 0/1 knob set to 1 on the default point of both strategies, for sdpa and sdpa_causal (a causal band) in each
+// storage type given, with several query blocks per head and a partial one (70 = 2·32 + 6): the same results.
+static void check_knob_set_to_one(const std::string& knob, std::initializer_list<const char*> dtypes) {
     const Halide::Target target = Halide::get_jit_target_from_environment();
-    for (const std::string variant : {"sdpa", "sdpa_causal"}) {
-        const tune::Problem problem = tune::make_problem(variant, "output", {2, 2, 70, 70});
-        tune::Validator validator(problem);
-        tune::Workload w(problem);
-        for (const std::string strategy : {"materialized", "streaming"}) {
-            const tune::SearchSpace space({strategy}, target.has_feature(Halide::Target::AVX512) ? 16 : 8, false);
-            tune::SchedulePoint p = space.default_point(strategy);
-            BOOST_TEST(p.knobs.count("keys_per_task") == 1u);
-            p.knobs["keys_per_task"] = 1;
-            BOOST_TEST_CONTEXT(variant << ", " << strategy) {
-                BOOST_TEST(validator.check(tune::Candidate::compile(problem, p, target, 1), w) == "ok");
+    for (const std::string dtype : dtypes) {
+        for (const std::string variant : {"sdpa", "sdpa_causal"}) {
+            const tune::Problem problem = tune::make_problem(variant, "output", {2, 2, 70, 70}, dtype);
+            tune::Validator validator(problem);
+            tune::Workload w(problem);
+            for (const std::string strategy : {"materialized", "streaming"}) {
+                const tune::SearchSpace space({strategy}, target.has_feature(Halide::Target::AVX512) ? 16 : 8, false);
+                tune::SchedulePoint p = space.default_point(strategy);
+                BOOST_TEST(p.knobs.count(knob) == 1u);
+                p.knobs[knob] = 1;
+                BOOST_TEST_CONTEXT(knob << ": " << variant << ", " << strategy << ", " << dtype) {
+                    BOOST_TEST(validator.check(tune::Candidate::compile(problem, p, target, 1), w) == "ok");
+                }
             }
         }
     }
 }
+
+// K packed inside each attention task (keys_per_task 1) computes the same thing as once per call, also under a
+// causal band, where a task packs only the keys its block reads.
+BOOST_AUTO_TEST_CASE(keys_packed_per_task_are_valid) { check_knob_set_to_one("keys_per_task", {"float32"}); }
+
+// S = Q·Kᵀ with each panel of K through every row tile of the block (key_panels_outer 1; several row tiles of
+// q_unroll 8 and a partial one per block) computes the same thing as row tiles outermost, float32 and bf16 pairs.
+BOOST_AUTO_TEST_CASE(key_panels_outermost_are_valid) { check_knob_set_to_one("key_panels_outer", {"float32", "bf16"}); }
 
 // P·V tiles over part of E (pv_cols: 1, 2 or 4 vectors, with several rows per tile; 3 does not divide
 // E = 64 and means all of E) compute the same thing, for both strategies, in float32 and in bf16 (where

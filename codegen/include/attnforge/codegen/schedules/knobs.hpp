@@ -36,7 +36,7 @@ struct Knobs {
     Strategy strategy = Strategy::materialized;
     int q_block = 0, k_block = 0, k_unroll = 0, vector_width = 0, proj_cols = 0, block_mask = 0;
     int q_unroll = 0, pv_unroll = 0, pv_cols = 0, pv_key_block = 0, proj_rows = 0, proj_panels = 0,
-        proj_fused = 0, keys_per_task = 0, split_keys = 0, q_rows = 0;
+        proj_fused = 0, keys_per_task = 0, split_keys = 0, q_rows = 0, key_panels_outer = 0;
 };
 
 // Which strategies read a knob (a bit set). any_strategy: the query-tiled ones (materialized, streaming).
@@ -122,6 +122,8 @@ inline constexpr std::array knob_table = {
              "projections of the same input and width (Q, K, V of one x) in one loop nest (1) or one each (0)"},
     KnobSpec{"keys_per_task", &Knobs::keys_per_task, 0, 0,   0,  1,   any_strategy,    KnobLevel::schedule,  knob_values::zero_one,     false, false,
              "K packed into key panels once per call, heads in parallel (0), or inside each attention task (1)"},
+    KnobSpec{"key_panels_outer", &Knobs::key_panels_outer, 0, 0, 0, 1, any_strategy,   KnobLevel::schedule,  knob_values::zero_one,     false, false,
+             "S = Q·Kᵀ loop order: each panel of K through every row tile of the query block (1: read once per task, then from L1), or each row tile through every panel (0)"},
 };
 // clang-format on
 
