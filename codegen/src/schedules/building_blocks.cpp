@@ -209,7 +209,7 @@ void schedule_score_product(const CoreCommon& core, const Halide::LoopLevel& lev
         .unroll(qi);
     // key_panels_outer: each panel of K visits every row tile of the block while it is in L1, so a task reads
     // its keys once from L2 or beyond, not once per row tile. It pays where a head's keys outgrow L2: E = 128,
-    // Lk = 4096 is 2 MiB of K (sdpa one thread, Emerald Rapids: 655-747 -> 594-600 ms; E = 64, within 2 %).
+    // Lk = 4096 is 2 MiB of K (sdpa one thread, Emerald Rapids: 655-747 -> 594-600 ms; E = 64, within 2-4 %).
     if (k.key_panels_outer) dot.reorder(ki, qi, qo, ko);
     register_tile_accumulator(sum, Halide::LoopLevel(dot, k.key_panels_outer ? qo : ko), lanes, tiles.key_panel,
                               k.q_unroll, core.dot.queries.defined());
