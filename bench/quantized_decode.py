@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Decode over a quantized KV cache (variants `decode_u8`, `decode_i8`, `decode_i8_g32`, docs/storage_types.md
-"Quantized KV caches") beside our own float32 and bf16 decode and the peers, one decoding step per cell, outputs
-checked first.
+"""Decode over a quantized KV cache (variants `decode_u8`, `decode_i8`, `decode_i8_g32`, `decode_u8_kc128`,
+docs/storage_types.md "Quantized KV caches") beside our own float32 and bf16 decode and the peers, one decoding step
+per cell, outputs checked first.
 
 Per cell (B, Lq, Lk, shape, threads), every implementation gets the same float32 keys and values (normal, with a few
 channels of large magnitude, as K caches have), and the same queries:
   - ours u8: the cache written by attnforge.quantize_into_cache, the decode_u8 kernel;
   - ours i8, ours i8 g32: int8 caches with a scale per token or per 32 channels (decode_i8, decode_i8_g32);
+  - ours u8 kc128: keys uint8 by channel of blocks of 128 tokens, values as ours u8 (decode_u8_kc128);
   - ours bf16, ours float32: `decode` over the values in those types (bf16: the cache rounded, as our bf16 caches);
   - OpenVINO u8: its stateful SDPA (bench/decode_peers.py's OpenVino) with KV_CACHE_PRECISION u8 (its default on
     x86-64: a scale and zero point per token, as ours), the float32 cache set as its state and quantized by it;
@@ -99,6 +100,16 @@ class OpenVinoU8(OpenVino):
         return self.core.compile_model(model, "CPU", cfg)
 
 
+def quantize_u8_by_channel(attnforge, x, token_block=128):
+    b, h, l, e = x.shape
+    blocks = -(-l // token_block)
+    codes, scale, zero = (np.empty(x.shape, np.uint8), np.empty((b, h, blocks, e), np.float32),
+                          np.empty((b, h, blocks, e), np.float32))
+    attnforge.quantize_into_cache(x, np.zeros(b, np.int32), codes, scale, zero,
+                                  open_block=np.empty((b, h, token_block, e), np.float32))
+    return codes, scale, zero
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attnforge", required=True, help="the attnforge program of the build (its Python module beside)")
@@ -133,17 +144,22 @@ def main():
         top = np.abs(ref).max()
         kq, vq = quantize_u8(attnforge, k), quantize_u8(attnforge, v)
         u8 = {"k": kq[0], "k_scale": kq[1], "k_zero": kq[2], "v": vq[0], "v_scale": vq[1], "v_zero": vq[2]}
+        kc = quantize_u8_by_channel(attnforge, k)
+        u8_kc = dict(u8, k=kc[0], k_scale=kc[1], k_zero=kc[2])
         i8 = {}
         for kind, group in (("i8", None), ("i8 g32", 32)):
             (kc, ks), (vc, vs) = quantize_i8(attnforge, k, group), quantize_i8(attnforge, v, group)
             i8[kind] = {"k": kc, "k_scale": ks, "v": vc, "v_scale": vs}
         q8 = decode_reference(q, q8_0(k), q8_0(v), kv_length)
-        cache_bytes = {"u8": sum(x.nbytes for x in u8.values()), "bf16": k.nbytes, "float32": 2 * k.nbytes}
+        cache_bytes = {"u8": sum(x.nbytes for x in u8.values()), "bf16": k.nbytes, "float32": 2 * k.nbytes,
+                       "u8 kc128": sum(x.nbytes for x in u8_kc.values())}
         cache_bytes.update({kind: sum(x.nbytes for x in c.values()) for kind, c in i8.items()})
         for threads in threads_list:
             impls = {
                 "ours u8": ("u8", lambda: (lambda: attnforge.run("decode_u8", q=q, kv_length=kv_length, threads=threads,
                                                                  **u8))),
+                "ours u8 kc128": ("u8 kc128", lambda: (lambda: attnforge.run(
+                    "decode_u8_kc128", q=q, kv_length=kv_length, threads=threads, **u8_kc))),
                 "ours i8": ("i8", lambda: (lambda: attnforge.run("decode_i8", q=q, kv_length=kv_length, threads=threads,
                                                                  **i8["i8"]))),
                 "ours i8 g32": ("i8 g32", lambda: (lambda: attnforge.run("decode_i8_g32", q=q, kv_length=kv_length,

@@ -13,10 +13,10 @@ Outputs first: every implementation's greedy tokens and prompt logits against th
 
 Decode: `--new-tokens` steps after the prompt, each a forward of one token per sequence through the model's
 cache (dynamic: the concatenated keys; static: buffers of prompt + new tokens slots, as generate() makes them;
-u8, i8, i8_g32: attnforge.transformers.QuantizedStaticCache of that storage, whose codes only attnforge reads, so
-the cell's other implementations run over a static cache and its first is the reference; fp8: transformers'
-QuantizedCache(backend="fp8"), which hands every implementation the whole cache dequantized at each step); the
-median step. Prefill: the median of `--prefill-repeats` forwards of the prompt into an empty cache, after a warm-up of
+u8, i8, i8_g32, u8_kc128: attnforge.transformers.QuantizedStaticCache of that storage, whose codes only attnforge
+reads, so the cell's other implementations run over a static cache and its first is the reference; fp8:
+transformers' QuantizedCache(backend="fp8"), which hands every implementation the whole cache dequantized at each
+step); the median step. Prefill: the median of `--prefill-repeats` forwards of the prompt into an empty cache, after a warm-up of
 the same prompt and a step (a compiling implementation, flex_attention, compiles there).
 """
 import argparse
@@ -59,7 +59,7 @@ def time_attention_functions():
 
 
 # Cache kinds of attnforge.transformers.QuantizedStaticCache: codes that only attnforge's attention function reads.
-OUR_QUANTIZED = ("u8", "i8", "i8_g32")
+OUR_QUANTIZED = ("u8", "i8", "i8_g32", "u8_kc128")
 
 
 def make_cache(model, kind, batch, length):

@@ -57,6 +57,9 @@ std::vector<std::int64_t> RuntimeSizes::shape_of(const tensor_spec& spec) const 
             shape.push_back(it == sequence_length.end() ? -1 : it->second);
         } else if (d.role == dim_spec::axis::head_width_groups) {
             shape.push_back(head_width >= 0 ? head_width / d.size : -1);
+        } else if (d.role == dim_spec::axis::sequence_blocks) {
+            auto it = sequence_length.find(d.sequence);
+            shape.push_back(it == sequence_length.end() || it->second < 0 ? -1 : (it->second + d.size - 1) / d.size);
         } else {
             shape.push_back(this->*count_of(d.role));
         }
@@ -120,6 +123,8 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
         if (!known) throw input_error(sig.name + ": unexpected input '" + name + "'; it takes " + input_names(sig));
     }
     RuntimeSizes sizes;
+    // Blocks of tokens (B, H, ⌈L/T⌉, E) bound before their sequence's length: checked once every input is.
+    std::vector<const tensor_spec*> blocks_before_length;
     for (const auto& spec : sig.inputs) {
         auto it = given.find(spec.name);
         if (it == given.end() && spec.optional()) continue;  // its default (default_input_values)
@@ -158,12 +163,30 @@ RuntimeSizes check_shapes(const graph_signature& sig, const ShapeMap& given) {
                 if (sizes.head_width < 0) sizes.head_width = n * d.size;
                 continue;
             }
+            if (d.role == dim_spec::axis::sequence_blocks) {
+                // ⌈L/T⌉ blocks of T tokens (the last one partial where T does not divide L).
+                auto length = sizes.sequence_length.find(d.sequence);
+                if (length == sizes.sequence_length.end() || length->second < 0)
+                    blocks_before_length.push_back(&spec);
+                else if (n != (length->second + d.size - 1) / d.size)
+                    throw mismatch();
+                continue;
+            }
             std::int64_t* slot = d.role == dim_spec::axis::sequence
                                      ? &sizes.sequence_length.try_emplace(d.sequence, -1).first->second
                                      : &(sizes.*count_of(d.role));
             if (*slot >= 0 && *slot != n) throw mismatch();
             *slot = n;
         }
+    }
+    for (const tensor_spec* spec : blocks_before_length) {
+        const std::vector<std::int64_t>& shape = given.at(spec->name);
+        const std::vector<std::int64_t> expected = sizes.shape_of(*spec);
+        for (std::size_t i = 0; i < spec->dims.size(); ++i)
+            if (spec->dims[i].role == dim_spec::axis::sequence_blocks && expected[i] != shape[i])
+                throw input_error(sig.name + ": input '" + spec->name + "' must have shape " + sizes.describe(*spec) +
+                                  " (one row a block of " + std::to_string(spec->dims[i].size) + " tokens), given " +
+                                  shape_string(shape));
     }
     check_head_group(sig.name, sizes);
     if (sizes.batch < 0) sizes.batch = 1;

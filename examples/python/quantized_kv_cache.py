@@ -6,11 +6,11 @@
 
 This example builds a Llama-3-8B-shaped model (32 query heads over 8 KV heads, E = 128; a few layers, random
 weights, a small vocabulary and MLP), and generates greedily with attnforge over a QuantizedStaticCache of each
-storage ("u8", "i8", "i8_g32") and over transformers' StaticCache, and with sdpa over a StaticCache. It prints the
-cache's bytes, the time per generated token and how many greedy tokens agree with sdpa's (quantization moves the
-logits a little: with random weights the top two are often close, so tokens may part after a while), and checks
-the logits of the first step that reads the codes (the second generated token's) against sdpa's over a float cache
-within a bound that holds the quantization error. Run by CTest (examples.python_quantized_kv_cache): exits non-zero
+storage ("u8", "i8", "i8_g32", "u8_kc128") and over transformers' StaticCache, and with sdpa over a StaticCache. It
+prints the cache's bytes, the time per generated token and how many greedy tokens agree with sdpa's (quantization
+moves the logits a little: with random weights the top two are often close, so tokens may part after a while), and
+checks the logits of the first step that reads the codes (the second generated token's) against sdpa's over a float
+cache within a bound that holds the quantization error. Run by CTest (examples.python_quantized_kv_cache): exits non-zero
 when a check fails, 77 (skipped) where torch or transformers is not installed.
 
     .venv/bin/python examples/python/quantized_kv_cache.py [--prompt 256] [--new-tokens 16] [--layers 2]
@@ -31,8 +31,9 @@ from transformers_generate import build, model_configs
 
 
 def cache_bytes(cache):
-    """The bytes a cache's buffers hold (codes and scales, or float keys and values)."""
-    names = ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero")
+    """The bytes a cache's buffers hold (codes, scales and a by-channel cache's open block, or float keys and
+    values)."""
+    names = ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero", "key_open_block")
     return sum(t.numel() * t.element_size() for layer in cache.layers for t in
                (getattr(layer, n, None) for n in names) if isinstance(t, torch.Tensor))
 
@@ -67,7 +68,7 @@ def main():
           "logits over the codes")
     print(f"{'sdpa':10} {'StaticCache':16} {cache_bytes(ref_cache) / 1e6:9.2f} {ref_time * 1e3:9.2f}  reference")
     failed = False
-    for storage in (None, "u8", "i8", "i8_g32"):
+    for storage in (None, "u8", "i8", "i8_g32", "u8_kc128"):
         cache = (transformers.StaticCache(config=ours.config, max_cache_len=slots) if storage is None else
                  attnforge.transformers.QuantizedStaticCache(ours.config, max_cache_len=slots, storage=storage))
         tokens, logits, per_token = run(ours, ids, cache, args.new_tokens)

@@ -9,8 +9,10 @@
 
 Each layer preallocates its keys and values as codes (B, Hkv, max_cache_len, E) with their scales (and zero points):
 `storage` "u8" (decode_u8: uint8 codes with a float32 scale and zero point per token, OpenVINO's u8 layout), "i8"
-(decode_i8: int8, a scale per token) or "i8_g32" (decode_i8_g32: int8, a scale per 32 channels, llama.cpp's q8_0
-blocks). update() writes the new tokens' codes into the next slots (attnforge.quantize_into_cache, the rules of
+(decode_i8: int8, a scale per token), "i8_g32" (decode_i8_g32: int8, a scale per 32 channels, llama.cpp's q8_0
+blocks) or "u8_kc128" (decode_u8_kc128: keys uint8 by channel, a scale and zero point per channel of each block of
+128 tokens, KIVI's; values as "u8"; the block being filled is kept in float32 beside the codes, 128·E·4 bytes a
+layer, KV head and batch entry, and quantized again at each update). update() writes the new tokens' codes into the next slots (attnforge.quantize_into_cache, the rules of
 docs/storage_types.md); the attention function then runs the variant's kernel over the codes as they are, reading
 only the written slots: no dequantized copy of the cache is ever made (transformers' own QuantizedCache dequantizes
 the whole cache at every step).
@@ -35,11 +37,13 @@ from . import _native
 
 __all__ = ["QuantizedStaticCache", "QuantizedStaticLayer", "STORAGES"]
 
-# storage: (variant, code dtype, zero point per token, channels per scale (None: one scale a token))
+# storage: (variant, code dtype, zero point, channels per scale (None: one scale a token), tokens per block of the
+# keys' scales by channel (None: the keys' scales by token, as the values'))
 STORAGES = {
-    "u8": ("decode_u8", torch.uint8, True, None),
-    "i8": ("decode_i8", torch.int8, False, None),
-    "i8_g32": ("decode_i8_g32", torch.int8, False, 32),
+    "u8": ("decode_u8", torch.uint8, True, None, None),
+    "i8": ("decode_i8", torch.int8, False, None, None),
+    "i8_g32": ("decode_i8_g32", torch.int8, False, 32, None),
+    "u8_kc128": ("decode_u8_kc128", torch.uint8, True, None, 128),
 }
 
 
@@ -79,7 +83,7 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
     is_compileable = False
     is_croppable = True
     is_sliding = False
-    _buffers = ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero", "kv_length")
+    _buffers = ("keys", "values", "key_scale", "value_scale", "key_zero", "value_zero", "key_open_block", "kv_length")
 
     def __init__(self, max_cache_len: int, storage: str = "u8"):
         super().__init__()
@@ -94,7 +98,7 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         self.owner = None  # the QuantizedStaticCache holding this layer: emptied whole when a call is refused
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
-        _, code_type, zero_point, group = STORAGES[self.storage]
+        _, code_type, zero_point, group, key_block = STORAGES[self.storage]
         B, Hkv, _, E = key_states.shape
         if tuple(value_states.shape[:2]) != (B, Hkv) or value_states.shape[-1] != E:
             raise ValueError(f"attnforge QuantizedStaticCache: values {tuple(value_states.shape)} beside keys "
@@ -115,6 +119,11 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         self.key_scale, self.value_scale = torch.zeros(scale_shape), torch.zeros(scale_shape)
         self.key_zero = torch.zeros((B, Hkv, L)) if zero_point else None
         self.value_zero = torch.zeros((B, Hkv, L)) if zero_point else None
+        self.key_open_block = None
+        if key_block:  # keys by channel: a scale and zero point per channel of each block, the open block kept
+            blocks = -(-L // key_block)
+            self.key_scale, self.key_zero = torch.zeros((B, Hkv, blocks, E)), torch.zeros((B, Hkv, blocks, E))
+            self.key_open_block = torch.zeros((B, Hkv, key_block, E))
         self.kv_length = torch.zeros((B,), dtype=torch.int32)  # the same for every entry: no padding
         self.is_initialized = True
 
@@ -131,7 +140,8 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
             raise ValueError(f"attnforge QuantizedStaticCache: {self.cumulative_length} cached tokens and {new} new "
                              f"ones exceed max_cache_len = {self.max_cache_len}")
         prompt = self.cumulative_length == 0
-        _native.quantize_into_cache(key_states, self.kv_length, self.keys, self.key_scale, self.key_zero)
+        _native.quantize_into_cache(key_states, self.kv_length, self.keys, self.key_scale, self.key_zero,
+                                    self.key_open_block)
         _native.quantize_into_cache(value_states, self.kv_length, self.values, self.value_scale, self.value_zero)
         self.kv_length += new
         self.cumulative_length += new
@@ -180,11 +190,12 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         B, Hq, Lq, E = query.shape
         Lk = self.cumulative_length
         self.check_call(mask, Lq, Lk, softcap, sliding_window, causal)
-        variant, _, zero_point, _ = STORAGES[self.storage]
-        inputs = dict(q=query, k=self.keys[:, :, :Lk], k_scale=self.key_scale[:, :, :Lk], v=self.values[:, :, :Lk],
-                      v_scale=self.value_scale[:, :, :Lk], kv_length=self.kv_length)
+        variant, _, zero_point, _, key_block = STORAGES[self.storage]
+        key_rows = -(-Lk // key_block) if key_block else Lk  # the keys' scales: one a block of tokens, or a token
+        inputs = dict(q=query, k=self.keys[:, :, :Lk], k_scale=self.key_scale[:, :, :key_rows],
+                      v=self.values[:, :, :Lk], v_scale=self.value_scale[:, :, :Lk], kv_length=self.kv_length)
         if zero_point:
-            inputs.update(k_zero=self.key_zero[:, :, :Lk], v_zero=self.value_zero[:, :, :Lk])
+            inputs.update(k_zero=self.key_zero[:, :, :key_rows], v_zero=self.value_zero[:, :, :Lk])
         if scaling is not None:
             inputs["scale"] = float(scaling)
         out = torch.empty((B, Lq, Hq, E), dtype=query.dtype)
@@ -213,6 +224,15 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         if tokens_to_remove > 0:
             raise ValueError("attnforge QuantizedStaticCache: crop takes a negative count of tokens to remove")
         removed = min(-tokens_to_remove, self.cumulative_length)
+        key_block = STORAGES[self.storage][4]
+        if key_block and self.cumulative_length:
+            # Keys by channel keep the values of the last block written only: an earlier one cannot be quantized
+            # again when tokens are written into it after the crop.
+            last_block = (self.cumulative_length - 1) // key_block * key_block
+            if self.cumulative_length - removed < last_block:
+                raise ValueError(f"attnforge QuantizedStaticCache: storage {self.storage!r} can crop only within the "
+                                 f"last block of {key_block} tokens (to {last_block} tokens or more); asked to "
+                                 f"remove {removed} of {self.cumulative_length}")
         self.cumulative_length -= removed
         if self.is_initialized:
             self.kv_length -= removed
@@ -244,7 +264,7 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
 
 class QuantizedStaticCache(_cache_utils.Cache):
     """A KV cache of 8-bit codes for a model run with attn_implementation="attnforge" (the module's docstring):
-    QuantizedStaticCache(config, max_cache_len, storage="u8" | "i8" | "i8_g32")."""
+    QuantizedStaticCache(config, max_cache_len, storage="u8" | "i8" | "i8_g32" | "u8_kc128")."""
 
     def __init__(self, config, max_cache_len: int, storage: str = "u8"):
         text = config.get_text_config(decoder=True)

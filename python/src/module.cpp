@@ -27,7 +27,9 @@ nb::object shape_symbols(const dsl::tensor_spec& spec) {
         if (d.role == dsl::dim_spec::axis::fixed)
             dims.append(d.size);
         else
-            dims.append(d.role == dsl::dim_spec::axis::sequence ? "L" + d.sequence : d.own_symbol());
+            dims.append(d.role == dsl::dim_spec::axis::sequence          ? "L" + d.sequence
+                        : d.role == dsl::dim_spec::axis::sequence_blocks ? "L" + d.sequence + "/" + std::to_string(d.size)
+                                                                         : d.own_symbol());
     }
     return nb::tuple(dims);
 }
@@ -230,19 +232,30 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
 
     m.def(
         "quantize_into_cache",
-        [](nb::handle values, nb::handle kv_length, nb::handle codes, nb::handle scale, nb::handle zero) {
+        [](nb::handle values, nb::handle kv_length, nb::handle codes, nb::handle scale, nb::handle zero,
+           nb::handle open_block) {
             using attnforge::dsl::element_type;
             nb::ndarray<nb::ro> keep_values, keep_lengths;
-            nb::ndarray<> keep_codes, keep_scale, keep_zero;
+            nb::ndarray<> keep_codes, keep_scale, keep_zero, keep_block;
             const rt::TensorView x = array_view(
                 values, "values", {element_type::float32, element_type::bfloat16, element_type::float16}, keep_values);
             const rt::TensorView lengths = array_view(kv_length, "kv_length", {element_type::int32}, keep_lengths);
-            // A zero point: uint8 codes by token; none: symmetric int8 codes.
-            const bool by_token = !zero.is_none();
+            // A zero point: uint8 codes, by token or (with open_block) by channel of blocks of tokens; none:
+            // symmetric int8 codes.
+            const bool with_zero = !zero.is_none();
+            if (!open_block.is_none() && !with_zero)
+                throw attnforge::input_error(
+                    "quantize_into_cache: open_block is for uint8 keys by channel, which take a zero point (zero=)");
             const rt::OutputView c =
-                writable_array_view(codes, "codes", by_token ? element_type::uint8 : element_type::int8, keep_codes);
+                writable_array_view(codes, "codes", with_zero ? element_type::uint8 : element_type::int8, keep_codes);
             const rt::OutputView s = writable_array_view(scale, "scale", element_type::float32, keep_scale);
-            if (by_token) {
+            if (!open_block.is_none()) {
+                const rt::OutputView z = writable_array_view(zero, "zero", element_type::float32, keep_zero);
+                const rt::OutputView o =
+                    writable_array_view(open_block, "open_block", element_type::float32, keep_block);
+                nb::gil_scoped_release unlocked;
+                rt::quantize_into_cache(x, lengths, c, s, z, o);
+            } else if (with_zero) {
                 const rt::OutputView z = writable_array_view(zero, "zero", element_type::float32, keep_zero);
                 nb::gil_scoped_release unlocked;
                 rt::quantize_into_cache(x, lengths, c, s, z);
@@ -251,15 +264,18 @@ The GIL is released while the kernel runs. Bad inputs raise ValueError with the 
                 rt::quantize_into_cache(x, lengths, c, s);
             }
         },
-        "values"_a, "kv_length"_a, "codes"_a, "scale"_a, "zero"_a = nb::none(),
+        "values"_a, "kv_length"_a, "codes"_a, "scale"_a, "zero"_a = nb::none(), "open_block"_a = nb::none(),
         nb::sig("def quantize_into_cache(values: object, kv_length: object, codes: object, scale: object, "
-                "zero: object = None) -> None"),
+                "zero: object = None, open_block: object = None) -> None"),
         "Writes new tokens' keys or values (B, Hkv, Lnew, E) into a quantized cache, in place: row l of entry b to "
         "slot kv_length[b] + l. With zero: codes (B, Hkv, Lmax, E) uint8, scale and zero (B, Hkv, Lmax) float32 "
         "(decode_u8's k, k_scale, k_zero): scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / "
-        "scale). Without: codes int8 and scale (B, Hkv, Lmax) (decode_i8) or (B, Hkv, Lmax, E/G) (decode_i8_g32: "
-        "G = 32), a scale per group of G channels: scale = max|x| / 127, code = round(x / scale). kv_length is not "
-        "changed: advance it by Lnew.");
+        "scale). With zero and open_block (B, Hkv, T, E) float32: keys by channel (decode_u8_kc128's k, T = 128), "
+        "scale and zero (B, Hkv, ceil(Lmax/T), E), the same rule down each channel of a block of T tokens; the "
+        "block being filled is quantized again from its tokens kept in open_block, which the call updates (keep it "
+        "with the cache). Without zero: codes int8 and scale (B, Hkv, Lmax) (decode_i8) or (B, Hkv, Lmax, E/G) "
+        "(decode_i8_g32: G = 32), a scale per group of G channels: scale = max|x| / 127, code = round(x / scale). "
+        "kv_length is not changed: advance it by Lnew.");
     m.def("set_default_threads", &rt::set_default_threads, "threads"_a,
           "Threads every call uses unless it says otherwise (0: one per core).");
 

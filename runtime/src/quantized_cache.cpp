@@ -206,4 +206,68 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
             }
 }
 
+void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
+                         const OutputView& scale, const OutputView& zero, const OutputView& open_block) {
+    const CheckedValues c = check_values(values, kv_length, codes, dsl::element_type::uint8,
+                                         {{&scale, "scale"}, {&zero, "zero"}, {&open_block, "open_block"}});
+    expect(open_block.shape.size() == 4 && open_block.shape[0] == c.B && open_block.shape[1] == c.H &&
+               open_block.shape[2] >= 1 && open_block.shape[3] == c.E,
+           "open_block must be (B, Hkv, T, E) = (" + std::to_string(c.B) + ", " + std::to_string(c.H) + ", T, " +
+               std::to_string(c.E) + "), T >= 1 the tokens of a block; given " + shape_text(open_block.shape));
+    const std::int64_t T = open_block.shape[2], blocks = (c.Lmax + T - 1) / T;
+    const std::vector<std::int64_t> per_block{c.B, c.H, blocks, c.E};
+    for (const auto& [view, name] : {std::pair{&scale, "scale"}, std::pair{&zero, "zero"}})
+        expect(view->shape == per_block, std::string(name) + " must be (B, Hkv, ceil(Lmax/T), E) = " +
+                                             shape_text(per_block) + " for blocks of T = " + std::to_string(T) +
+                                             " tokens (open_block's); given " + shape_text(view->shape));
+    auto* code_bytes = static_cast<std::uint8_t*>(codes.data);
+    auto* scales = static_cast<float*>(scale.data);
+    auto* zeros = static_cast<float*>(zero.data);
+    auto* kept = static_cast<float*>(open_block.data);
+    const Offsets code_at(codes.shape, codes.strides), scale_at(scale.shape, scale.strides),
+        zero_at(zero.shape, zero.strides), kept_at(open_block.shape, open_block.strides);
+    // The earlier tokens of each entry's open block, checked finite before anything is written: a block is
+    // quantized from them again.
+    for (std::int64_t b = 0; b < c.B; ++b) {
+        const std::int64_t first = c.first[static_cast<std::size_t>(b)];
+        if (c.Lnew == 0) continue;
+        for (std::int64_t h = 0; h < c.H; ++h)
+            for (std::int64_t t = 0; t < first % T; ++t)
+                for (std::int64_t e = 0; e < c.E; ++e)
+                    if (!std::isfinite(kept[kept_at({b, h, t, e})]))
+                        expect(false, "open_block must hold the open block's earlier tokens (finite values): entry " +
+                                          std::to_string(b) + ", head " + std::to_string(h) + ", token " +
+                                          std::to_string(t) + " is " + std::to_string(kept[kept_at({b, h, t, e})]));
+    }
+    std::vector<float> rows(static_cast<std::size_t>(T * c.E)), column(static_cast<std::size_t>(T));
+    std::vector<std::uint8_t> column_codes(static_cast<std::size_t>(T));
+    for (std::int64_t b = 0; b < c.B; ++b) {
+        const std::int64_t first = c.first[static_cast<std::size_t>(b)], end = first + c.Lnew;
+        if (c.Lnew == 0) continue;
+        for (std::int64_t h = 0; h < c.H; ++h) {
+            for (std::int64_t block = first / T; block <= (end - 1) / T; ++block) {
+                // The block's tokens so far: the kept ones before `first`, then the new ones.
+                const std::int64_t start = block * T, stop = std::min(start + T, end), n = stop - start;
+                for (std::int64_t t = start; t < stop; ++t)
+                    for (std::int64_t e = 0; e < c.E; ++e)
+                        rows[static_cast<std::size_t>((t - start) * c.E + e)] =
+                            t < first ? kept[kept_at({b, h, t - start, e})] : c.row(b, h, t - first)[e];
+                for (std::int64_t e = 0; e < c.E; ++e) {
+                    for (std::int64_t t = 0; t < n; ++t)
+                        column[static_cast<std::size_t>(t)] = rows[static_cast<std::size_t>(t * c.E + e)];
+                    const RowQuantization q = quantize_row(column.data(), n, column_codes.data());
+                    for (std::int64_t t = 0; t < n; ++t)
+                        code_bytes[code_at({b, h, start + t, e})] = column_codes[static_cast<std::size_t>(t)];
+                    scales[scale_at({b, h, block, e})] = q.scale;
+                    zeros[zero_at({b, h, block, e})] = q.zero;
+                }
+                if (block == (end - 1) / T)  // the last block written: its tokens are kept for the next write
+                    for (std::int64_t t = 0; t < n; ++t)
+                        for (std::int64_t e = 0; e < c.E; ++e)
+                            kept[kept_at({b, h, t, e})] = rows[static_cast<std::size_t>(t * c.E + e)];
+            }
+        }
+    }
+}
+
 }  // namespace attnforge::runtime

@@ -45,6 +45,9 @@ def shape_of(symbol, batch=2, heads=3, kv_heads=1, head_width=64):
             dims.append(head_width)
         elif part.startswith("E/"):  # a quantized cache's groups of channels
             dims.append(head_width // int(part[2:]))
+        elif part.startswith("L[") and "]/" in part:  # blocks of T tokens of a sequence (keys by channel)
+            name, block = part[2:].split("]/")
+            dims.append(-(-LENGTHS[name] // int(block)))
         elif part.startswith("L["):
             dims.append(LENGTHS[part[2:-1]])
         elif part:
@@ -244,6 +247,50 @@ class RoundTripTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("--group 48 must divide the head width E = 64", r.stderr)
             self.assertFalse(os.path.exists(os.path.join(d, "new.npy")))
+
+    def test_quantize_writes_keys_by_channel_decode_u8_kc128_reads(self):
+        """`attnforge quantize --zero --open-block` makes uint8 keys by channel of blocks of --token-block tokens (a
+        prompt, then tokens into the same files, the open block's kept tokens in their own file): the codes equal one
+        write of every token; `run decode_u8_kc128` over the files: kernel against the interpreter."""
+        rng = np.random.default_rng(13)
+        with tempfile.TemporaryDirectory() as d:
+            p = {n: os.path.join(d, n + ".npy") for n in ("x", "x0", "x1", "at", "q", "kv_length")}
+            x = rng.normal(size=(1, 2, 140, 64)).astype(np.float32)
+            np.save(p["x"], x)
+            np.save(p["x0"], x[:, :, :130])
+            np.save(p["x1"], x[:, :, 130:])
+            np.save(p["at"], np.array([130], np.int32))
+            np.save(p["q"], rng.normal(size=(1, 4, 1, 64)).astype(np.float32))
+            np.save(p["kv_length"], np.array([140], np.int32))
+            k = [f"--codes={d}/k.npy", f"--scale={d}/k_scale.npy", f"--zero={d}/k_zero.npy",
+                 f"--open-block={d}/k_open.npy"]
+            r = attnforge("quantize", "--values", p["x0"], *k, "--lmax", "200")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = attnforge("quantize", "--values", p["x1"], *k, "--kv-length", p["at"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            once = [f"--codes={d}/o.npy", f"--scale={d}/o_scale.npy", f"--zero={d}/o_zero.npy",
+                    f"--open-block={d}/o_open.npy"]
+            r = attnforge("quantize", "--values", p["x"], *once, "--lmax", "200", "--token-block", "128")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for a, b in (("k", "o"), ("k_scale", "o_scale"), ("k_zero", "o_zero")):
+                self.assertTrue(np.array_equal(np.load(f"{d}/{a}.npy"), np.load(f"{d}/{b}.npy")), a)
+            self.assertEqual(np.load(f"{d}/k_scale.npy").shape, (1, 2, 2, 64))
+            self.assertEqual(np.load(f"{d}/k_open.npy").shape, (1, 2, 128, 64))
+            r = attnforge("quantize", "--values", p["x"], f"--codes={d}/v.npy", f"--scale={d}/v_scale.npy",
+                          f"--zero={d}/v_zero.npy", "--lmax", "200")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            inputs = [f"--input=q={p['q']}", f"--input=kv_length={p['kv_length']}", f"--input=k={d}/k.npy",
+                      f"--input=k_scale={d}/k_scale.npy", f"--input=k_zero={d}/k_zero.npy", f"--input=v={d}/v.npy",
+                      f"--input=v_scale={d}/v_scale.npy", f"--input=v_zero={d}/v_zero.npy"]
+            self.assert_kernel_matches_interpreter("decode_u8_kc128", inputs, d)
+            # Keys by channel take a zero point; --token-block is for a new by-channel cache.
+            r = attnforge("quantize", "--values", p["x1"], f"--codes={d}/i.npy", f"--scale={d}/i_scale.npy",
+                          f"--open-block={d}/i_open.npy")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--open-block is for uint8 keys by channel", r.stderr)
+            r = attnforge("quantize", "--values", p["x1"], *k, "--kv-length", p["at"], "--token-block", "64")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--token-block makes a new cache", r.stderr)
 
     def test_storage_types_through_npy(self):
         """--dtype bf16: <f4 inputs rounded to nearest even, the kernel against the interpreter on the same

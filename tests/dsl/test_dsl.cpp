@@ -26,7 +26,7 @@ static_assert(
 static_assert(decltype(dsl::split_heads<2>(dsl::linear(v::x512, dsl::weight<"wk", 512, 128>())))::kind::head_width ==
               64);
 static_assert(decltype(hana::size(dsl::collect_inputs(v::self_attention_layer)))::value == 7);
-static_assert(decltype(hana::size(dsl::builtin_variants))::value == 37);
+static_assert(decltype(hana::size(dsl::builtin_variants))::value == 38);
 static_assert(dsl::cat("a", dsl::fixed_string("bc"), dsl::int_string<-120>()) == dsl::fixed_string("abc-120"));
 static_assert(decltype(v::gqa.output)::label ==
               dsl::fixed_string("linear(merge_heads(weighted_sum(softmax(score(split_heads(linear(x, wq), H=8), "
@@ -62,6 +62,12 @@ static_assert(std::is_same_v<decltype(GroupedKeys::rows),
                                                  std::decay_t<decltype(decode_i8_g32_pattern.score.k.scale)>>>);
 static_assert(std::decay_t<decltype(decode_i8_g32_pattern.score.k)>::symmetric &&
               std::decay_t<decltype(decode_i8_g32_pattern.score.k)>::group == 32);
+// uint8 keys by channel of blocks of 128 tokens, values by token.
+constexpr auto decode_u8_kc128_pattern = dsl::match_attention(v::decode_u8_kc128.output);
+static_assert(std::decay_t<decltype(decode_u8_kc128_pattern.score.k)>::by_channel &&
+              std::decay_t<decltype(decode_u8_kc128_pattern.score.k)>::token_block == 128 &&
+              !std::decay_t<decltype(decode_u8_kc128_pattern.score.k)>::symmetric);
+static_assert(!std::decay_t<decltype(decode_u8_kc128_pattern.values)>::by_channel);
 
 // A rows type of its own, declared beside its node, is picked without touching kv_source.hpp.
 namespace custom {

@@ -563,6 +563,29 @@ def case_decode_i8(h, lq, lmax, kv_length, hkv=None, e=64, group=None):
     return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
 
 
+def case_decode_u8_kc(h, lq, lmax, kv_length, hkv=None, e=64, block=128):
+    """Keys by channel of blocks of `block` tokens (contract §1, decode_u8_kc128): codes any byte, a scale and zero
+    point per (b, h, block, channel) (B, Hkv, ⌈Lmax/block⌉, E), token l reading block l // block; values by token as
+    case_decode_u8's. Codes stored as float32 (as decode_u8's)."""
+    b = len(kv_length)
+    hkv = h if hkv is None else hkv
+    blocks = -(-lmax // block)
+    t = {"q": act(b, h, lq, e)}
+    codes = rng.integers(0, 256, size=(b, hkv, lmax, e))
+    scale = (rng.uniform(0.5, 1.5, size=(b, hkv, blocks, e)) * 2 * ACTIVATION_SPAN[0] / 64 / 255).astype(np.float32)
+    zero = rng.uniform(100, 155, size=(b, hkv, blocks, e)).astype(np.float32)
+    token_block = np.arange(lmax) // block
+    dense = {"k": (codes - zero.astype(np.float64)[:, :, token_block]) * scale.astype(np.float64)[:, :, token_block]}
+    t.update({"k": codes.astype(np.float32), "k_scale": scale, "k_zero": zero})
+    codes = rng.integers(0, 256, size=(b, hkv, lmax, e))
+    scale = (rng.uniform(0.5, 1.5, size=(b, hkv, lmax)) * 2 * ACTIVATION_SPAN[0] / 64 / 255).astype(np.float32)
+    zero = rng.uniform(100, 155, size=(b, hkv, lmax)).astype(np.float32)
+    dense["v"] = (codes - zero.astype(np.float64)[..., None]) * scale.astype(np.float64)[..., None]
+    t.update({"v": codes.astype(np.float32), "v_scale": scale, "v_zero": zero})
+    o, p = attend(t["q"], dense["k"], dense["v"], decode_allowed(kv_length, lq, lmax))
+    return dict(t, kv_length=np.array(kv_length, dtype=np.int32)), {}, o, p
+
+
 # Quantized caches. Drawn after every case above (decode_i8's after decode_u8's).
 QUANTIZED_CASES = {
     "decode_u8": {"B3_H2_Lq1_L20": lambda: case_decode_u8(2, 1, 20, [20, 0, 7]),
@@ -575,6 +598,11 @@ QUANTIZED_CASES = {
                       "B2_H4_Hkv2_Lq4_L40_E128": lambda: case_decode_i8(4, 4, 40, [40, 9], hkv=2, e=128, group=32),
                       "B2_H2_Lq4_L100_large_logits":
                       large_logits(75, lambda: case_decode_i8(2, 4, 100, [100, 37], group=32))},
+    # Caches of 300 and 20 slots: whole blocks of 128 and a partial one, and one partial block only.
+    "decode_u8_kc128": {"B3_H2_Lq1_L300": lambda: case_decode_u8_kc(2, 1, 300, [300, 0, 150]),
+                        "B2_H4_Hkv2_Lq4_L20_E128": lambda: case_decode_u8_kc(4, 4, 20, [20, 9], hkv=2, e=128),
+                        "B2_H2_Lq4_L260_large_logits":
+                        large_logits(75, lambda: case_decode_u8_kc(2, 4, 260, [260, 131]))},
 }
 for variant, extra in (("sdpa_masked", {}), ("sdpa_additive", {"additive": True}),
                        ("sdpa_causal_masked", {"is_causal": True}), ("decode_masked", {"kv_length": [40, 17]})):

@@ -391,7 +391,8 @@ const std::vector<std::string_view> tested_variants = {"seed_attention",
                                                        "decode_softcap_masked",
                                                        "decode_u8",
                                                        "decode_i8",
-                                                       "decode_i8_g32"};
+                                                       "decode_i8_g32",
+                                                       "decode_u8_kc128"};
 
 BOOST_AUTO_TEST_CASE(every_listed_variant_is_tested) {
     for (std::string_view v : runtime::variants())
@@ -505,6 +506,11 @@ BOOST_AUTO_TEST_CASE(decode_i8) {
 }
 BOOST_AUTO_TEST_CASE(decode_i8_g32) {
     check_variant("decode_i8_g32", decode_cases(false));
+}
+// uint8 keys by channel of blocks of 128 tokens (scales and zero points (B, Hkv, ⌈Lmax/128⌉, E)): the caches of 1,
+// 129, 300, 1000, 4500 and 9000 slots end in a partial block.
+BOOST_AUTO_TEST_CASE(decode_u8_kc128) {
+    check_variant("decode_u8_kc128", decode_cases(false));
 }
 BOOST_AUTO_TEST_CASE(sdpa_masked) {
     check_variant("sdpa_masked", torch_mask_cases(sdpa_cases(false)));

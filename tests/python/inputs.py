@@ -20,6 +20,7 @@ VARIANT_SIZES = {
     "softcap_masked": {"E": 256, "H": 4, "Hkv": 2}, "decode_softcap_masked": {"E": 256, "Lq": 4},
     "decode_u8": {"Lq": 4, "E": 128, "H": 4, "Hkv": 2},
     "decode_i8": {"Lq": 4, "E": 96, "H": 4, "Hkv": 2}, "decode_i8_g32": {"Lq": 1, "E": 128, "H": 6, "Hkv": 2},
+    "decode_u8_kc128": {"Lq": 4, "E": 64, "H": 4, "Hkv": 2, "Lkv": 300},  # two whole blocks of 128 and a partial one
 }
 
 
@@ -51,11 +52,18 @@ def make_inputs(variant, generator, sizes=None):
             out[name] = bias.to(torch.float32)
             continue
         if spec["dtype"] == "uint8":  # a quantized cache (decode_u8): values in ±1 written by quantize_into_cache
-            b, h, lmax, _ = shape
+            b, h, lmax, e = shape
             codes = torch.empty(shape, dtype=torch.uint8)
-            scale, zero = torch.empty((b, h, lmax)), torch.empty((b, h, lmax))
             values = (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1).to(torch.float32)
-            attnforge.quantize_into_cache(values, torch.zeros(b, dtype=torch.int32), codes, scale, zero)
+            blocks = sig["inputs"][f"{name}_scale"]["shape"][2]  # "Lkv" by token, "Lkv/128" by channel of blocks
+            if "/" in str(blocks):
+                token_block = int(blocks.split("/")[1])
+                scale, zero = (torch.empty((b, h, -(-lmax // token_block), e)) for _ in range(2))
+                attnforge.quantize_into_cache(values, torch.zeros(b, dtype=torch.int32), codes, scale, zero,
+                                              open_block=torch.empty((b, h, token_block, e)))
+            else:
+                scale, zero = torch.empty((b, h, lmax)), torch.empty((b, h, lmax))
+                attnforge.quantize_into_cache(values, torch.zeros(b, dtype=torch.int32), codes, scale, zero)
             out.update({name: codes, f"{name}_scale": scale, f"{name}_zero": zero})
             continue
         if spec["dtype"] == "int8":  # a symmetric cache (decode_i8, decode_i8_g32): a scale per token or per group

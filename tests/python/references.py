@@ -222,7 +222,7 @@ def reference(variant, inputs):
         if variant == "decode_softcap_masked":
             allowed = decode_allowed(t["kv_length"], t["q"].shape[2], t["k"].shape[2]) & allowed
         return plain_attention(t["q"], t["k"], t["v"], allowed, lambda s: cap * torch.tanh(s / cap), scale=g("scale"))
-    if variant in ("decode_u8", "decode_i8", "decode_i8_g32"):
+    if variant in ("decode_u8", "decode_i8", "decode_i8_g32", "decode_u8_kc128"):
         k, v = dequantized(t, "k"), dequantized(t, "v")
         allowed = decode_allowed(t["kv_length"], t["q"].shape[2], k.shape[2])
         return sdpa_reference(t["q"], k, v, allowed=allowed, scale=t.get("scale"))
@@ -241,11 +241,15 @@ def reference(variant, inputs):
     raise KeyError(f"no PyTorch reference for variant '{variant}'")
 
 
-def dequantized(tensors, name):
-    """A quantized cache's values (decode_u8's, decode_i8's or decode_i8_g32's k or v): (code − zero) · scale per
-    (b, h, token), or code · scale with the scale per token or per group of E/groups channels."""
+def dequantized(tensors, name, token_block=128):
+    """A quantized cache's values (decode_u8's, decode_i8's, decode_i8_g32's or decode_u8_kc128's k or v): (code −
+    zero) · scale per (b, h, token) or, scales (B, H, blocks, E), per channel of each block of token_block tokens
+    (decode_u8_kc128's keys: 128), or code · scale with the scale per token or per group of E/groups channels."""
     t = {n: x.to(torch.float64) for n, x in tensors.items() if n.startswith(name)}
     codes, scale = t[name], t[f"{name}_scale"]
+    if f"{name}_zero" in t and scale.dim() == 4:  # by channel: token l reads block l // token_block
+        block = torch.arange(codes.shape[2]) // token_block
+        return (codes - t[f"{name}_zero"][:, :, block]) * scale[:, :, block]
     if f"{name}_zero" in t:
         return (codes - t[f"{name}_zero"][..., None]) * scale[..., None]
     if scale.dim() == 3:

@@ -514,6 +514,50 @@ def test_quantize_into_cache_writes_int8_codes_by_group_for_decode_i8_g32():
         assert (got - want).abs().max() <= 1e-4 * (1 + want.abs().max())
 
 
+def test_quantize_into_cache_writes_keys_by_channel_for_decode_u8_kc128():
+    # Keys by channel of blocks of 128 tokens (NumPy arrays, in place): a prompt of 150 tokens, then single tokens and
+    # a chunk that crosses a block's end, give the codes and scales of one write of all of them (the open block
+    # quantized again from open_block); each value within half a step of its channel's block; decode_u8_kc128 over
+    # the cache (values by token) equals decode over the values it stands for.
+    rng = np.random.default_rng(9)
+    b, h, hkv, e, lmax, t = 2, 4, 2, 64, 300, 128
+    blocks = -(-lmax // t)
+    x = rng.normal(0.2, 2.0, (b, hkv, 262, e)).astype(np.float32)
+    steps = {n: np.zeros((b, hkv, lmax, e), np.uint8) for n in ("k", "v")}
+    steps.update({f"k_{p}": np.zeros((b, hkv, blocks, e), np.float32) for p in ("scale", "zero")})
+    steps.update({f"v_{p}": np.zeros((b, hkv, lmax), np.float32) for p in ("scale", "zero")})
+    at_once = {n: a.copy() for n, a in steps.items()}
+    open_block, lengths, done = np.zeros((b, hkv, t, e), np.float32), np.zeros(b, np.int32), 0
+    for n_new in (150, 1, 1, 100, 10):
+        attnforge.quantize_into_cache(x[:, :, done:done + n_new], lengths, steps["k"], steps["k_scale"],
+                                      steps["k_zero"], open_block=open_block)
+        attnforge.quantize_into_cache(x[:, :, done:done + n_new], lengths, steps["v"], steps["v_scale"],
+                                      steps["v_zero"])
+        lengths += n_new
+        done += n_new
+    attnforge.quantize_into_cache(x, np.zeros(b, np.int32), at_once["k"], at_once["k_scale"], at_once["k_zero"],
+                                  open_block=np.zeros((b, hkv, t, e), np.float32))
+    assert np.array_equal(steps["k"], at_once["k"])
+    assert np.array_equal(steps["k_scale"], at_once["k_scale"]) and np.array_equal(steps["k_zero"], at_once["k_zero"])
+    block = np.arange(lmax) // t
+    dense_k = (steps["k"] - steps["k_zero"][:, :, block]) * steps["k_scale"][:, :, block]
+    step = steps["k_scale"][:, :, block][:, :, :262]
+    assert np.all(np.abs(dense_k[:, :, :262] - x) <= 0.5 * step * (1 + 1e-5) + 1e-6)
+    dense_v = (steps["v"] - steps["v_zero"][..., None]) * steps["v_scale"][..., None]
+    q = rng.normal(size=(b, h, 1, e)).astype(np.float32)
+    got = attnforge.run("decode_u8_kc128", q=q, kv_length=lengths, **steps)
+    want = attnforge.run("decode", q=q, k=dense_k.astype(np.float32), v=dense_v.astype(np.float32),
+                         kv_length=lengths)
+    assert np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
+    # Scales by token where by channel are taken: the shape expected, blocks of 128 tokens.
+    wrong = dict(steps, k_scale=steps["v_scale"], k_zero=steps["v_zero"])
+    with pytest.raises(ValueError, match=r"'k_scale' must have shape \(B=2, Hkv=2, L\[kv\]/128=3, E=64\)"):
+        attnforge.run("decode_u8_kc128", q=q, kv_length=lengths, **wrong)
+    with pytest.raises(ValueError, match="open_block is for uint8 keys by channel"):
+        attnforge.quantize_into_cache(x[:, :, :1], lengths, np.zeros((b, hkv, lmax, e), np.int8),
+                                      np.zeros((b, hkv, lmax), np.float32), open_block=open_block)
+
+
 def test_scales_per_32_channels_need_a_head_width_multiple_of_32():
     # decode_i8_g32 at E = 80: no kernel can exist; both paths say why (not "build with E = 80").
     with pytest.raises(ValueError, match="E must be a multiple of 32, given E=80"):

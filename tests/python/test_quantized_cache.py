@@ -1,5 +1,5 @@
 """attnforge.transformers.QuantizedStaticCache (docs/pytorch.md): a transformers KV cache of 8-bit codes read in place
-by decode_u8 / decode_i8 / decode_i8_g32. A layer's attention against float64 attention over its dequantized codes;
+by decode_u8 / decode_i8 / decode_i8_g32 / decode_u8_kc128. A layer's attention against float64 attention over its dequantized codes;
 whole models generating over it against sdpa over a cache holding the same dequantized values (the same tokens,
 logits within the bound: the kernels are checked, not the quantization); which kernels read what; the refusals."""
 import copy
@@ -174,3 +174,35 @@ def test_what_the_cache_cannot_serve_is_refused():
     layer = quantized_cache.QuantizedStaticLayer(8, "i8_g32")
     with pytest.raises(ValueError, match="E = 48 is not a multiple of 32"):
         layer.update(torch.zeros(1, 1, 2, 48), torch.zeros(1, 1, 2, 48))
+
+
+def test_keys_by_channel_quantize_the_open_block_again_and_crop_within_the_last_block():
+    # u8_kc128: a prompt of 130 tokens (a whole block of 128 and two), then single tokens: the keys' codes and scales
+    # are those of one write of every token so far (the open block quantized again from its kept values); a crop
+    # within the last block and tokens written again equal writing those tokens in the first place; a crop into an
+    # earlier block is refused (its values are not kept).
+    g = torch.Generator().manual_seed(4)
+    B, Hkv, E = 1, 2, 64
+    keys = torch.randn(B, Hkv, 140, E, generator=g)
+    values = torch.randn(B, Hkv, 140, E, generator=g)
+
+    def written(steps):
+        layer = quantized_cache.QuantizedStaticLayer(max_cache_len=300, storage="u8_kc128")
+        done = 0
+        for n in steps:
+            layer.update(keys[:, :, done:done + n], values[:, :, done:done + n])
+            done += n
+        return layer
+
+    stepped, at_once = written([130] + [1] * 10), written([140])
+    for name in ("keys", "key_scale", "key_zero", "values", "value_scale", "value_zero"):
+        assert torch.equal(getattr(stepped, name)[:, :, :140], getattr(at_once, name)[:, :, :140]), name
+    assert stepped.key_scale.shape == (B, Hkv, 3, E)
+    stepped.crop(-5)
+    assert stepped.get_seq_length() == 135
+    stepped.update(keys[:, :, 135:140], values[:, :, 135:140])
+    assert torch.equal(stepped.keys[:, :, :140], at_once.keys[:, :, :140])
+    assert torch.equal(stepped.key_scale[:, :, 1], at_once.key_scale[:, :, 1])
+    with pytest.raises(ValueError, match="can crop only within the last block of 128 tokens"):
+        stepped.crop(-13)
+    assert stepped.get_seq_length() == 140

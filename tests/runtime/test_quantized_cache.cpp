@@ -1,8 +1,9 @@
 // Writing tokens into a quantized cache (runtime/quantized_cache.hpp): uint8 by token (codes within half a step of
 // the values, the extremes codes 0 and 255, constant rows exact) and int8 symmetric by token or group of channels
 // (within half a step, the largest magnitude ±127, 0 exact), the slots written and no others, and bad input refused
-// before anything is written; then the decode_u8, decode_i8 and decode_i8_g32 kernels over the caches it wrote equal
-// decode over the values those caches stand for.
+// before anything is written; uint8 keys by channel of blocks of tokens (a block's codes and scales the same whatever
+// the steps its tokens came in); then the decode_u8, decode_i8, decode_i8_g32 and decode_u8_kc128 kernels over the
+// caches it wrote equal decode over the values those caches stand for.
 #define BOOST_TEST_MODULE quantized_cache
 #include <attnforge/errors.hpp>
 #include <attnforge/runtime/engine.hpp>
@@ -79,6 +80,43 @@ struct SymmetricCache {
     }
     double value(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
         return double(code(b, h, l, e)) * scale_of(b, h, l, e);
+    }
+};
+
+// uint8 keys by channel: codes (B, H, Lmax, E), a scale and zero point per channel of each block of T tokens
+// (B, H, ⌈Lmax/T⌉, E), and the open block's kept tokens (B, H, T, E); bytes 7 and numbers −1 to begin with.
+struct ChannelCache {
+    std::int64_t B, H, Lmax, E, T;
+    runtime::Tensor codes, scale, zero, open_block;
+    ChannelCache(std::int64_t b, std::int64_t h, std::int64_t lmax, std::int64_t e, std::int64_t t)
+        : B(b),
+          H(h),
+          Lmax(lmax),
+          E(e),
+          T(t),
+          codes(runtime::Tensor::codes({b, h, lmax, e})),
+          scale(runtime::Tensor::float32({b, h, (lmax + t - 1) / t, e})),
+          zero(runtime::Tensor::float32({b, h, (lmax + t - 1) / t, e})),
+          open_block(runtime::Tensor::float32({b, h, t, e})) {
+        std::fill(codes.u8.begin(), codes.u8.end(), 7);
+        std::fill(scale.f32.begin(), scale.f32.end(), -1.0f);
+        std::fill(zero.f32.begin(), zero.f32.end(), -1.0f);
+        std::fill(open_block.f32.begin(), open_block.f32.end(), -1.0f);
+    }
+    void write(const runtime::Tensor& values, const runtime::Tensor& lengths) {
+        runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
+                                     runtime::output_view_of(codes), runtime::output_view_of(scale),
+                                     runtime::output_view_of(zero), runtime::output_view_of(open_block));
+    }
+    std::uint8_t code(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        return codes.u8[static_cast<std::size_t>(((b * H + h) * Lmax + l) * E + e)];
+    }
+    std::size_t block_at(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        return static_cast<std::size_t>(((b * H + h) * ((Lmax + T - 1) / T) + l / T) * E + e);
+    }
+    double value(std::int64_t b, std::int64_t h, std::int64_t l, std::int64_t e) const {
+        const std::size_t at = block_at(b, h, l, e);
+        return (double(code(b, h, l, e)) - zero.f32[at]) * scale.f32[at];
     }
 };
 
@@ -228,17 +266,17 @@ BOOST_AUTO_TEST_CASE(int8_bad_input_is_refused) {
     for (float s : cache.scale.f32) BOOST_TEST(s == -1.0f);
 }
 
-// Writes a prompt of 30 tokens, then five single tokens, into caches k and v (of type Cache or SymmetricCache); then
-// `variant` over them (its inputs: the caches' tensors by name) must give decode's output on the values they stand
-// for: the kernels read the codes as the rule defines them.
-template <class C>
-void expect_decode_of_written_cache(const std::string& variant, C& k, C& v,
+// Writes a prompt of `prompt` tokens (30), then five single tokens, into caches k and v (Cache, SymmetricCache or,
+// for k, ChannelCache); then `variant` over them (its inputs: the caches' tensors by name) must give decode's output
+// on the values they stand for: the kernels read the codes as the rule defines them.
+template <class CK, class CV>
+void expect_decode_of_written_cache(const std::string& variant, CK& k, CV& v,
                                     const std::function<runtime::TensorMap(const runtime::Tensor&)>& cache_inputs,
-                                    unsigned seed) {
+                                    unsigned seed, std::int64_t prompt = 30) {
     const std::int64_t B = k.B, Hkv = k.H, E = k.E, Lmax = k.Lmax, H = 4 * Hkv;
     runtime::Tensor lengths = runtime::Tensor::int32({B}, std::vector<std::int32_t>(static_cast<std::size_t>(B), 0));
     for (std::int64_t step = 0; step < 6; ++step) {
-        const std::int64_t n = step == 0 ? 30 : 1;
+        const std::int64_t n = step == 0 ? prompt : 1;
         k.write(random_values({B, Hkv, n, E}, seed + unsigned(step)), lengths);
         v.write(random_values({B, Hkv, n, E}, seed + 10 + unsigned(step)), lengths);
         for (auto& l : lengths.i32) l += static_cast<std::int32_t>(n);
@@ -292,4 +330,119 @@ BOOST_AUTO_TEST_CASE(decode_i8_reads_what_was_written) {
                 40);
         }
     }
+}
+
+// Keys by channel of blocks of T tokens: every element within half a step of its channel's block (plus float32
+// rounding), each channel's extremes in a block codes 0 and 255; and a block's codes, scales and zero points the same
+// whether its tokens came at once or in steps that split blocks (the open block quantized again from its kept
+// tokens), entries at different lengths; slots past the lengths untouched.
+BOOST_AUTO_TEST_CASE(keys_by_channel_are_the_same_whatever_the_steps) {
+    const std::int64_t B = 2, H = 2, Lmax = 300, E = 16, T = 32;
+    ChannelCache at_once(B, H, Lmax, E, T), in_steps(B, H, Lmax, E, T);
+    // Entry 1 three tokens behind entry 0 throughout; in steps of 5, 1, 40, 29, 1, 64, 7.
+    const std::vector<std::int64_t> steps{5, 1, 40, 29, 1, 64, 7};
+    std::int64_t total = 0;
+    for (std::int64_t n : steps) total += n;
+    const runtime::Tensor all = random_values({B, H, total, E}, 71);
+    runtime::Tensor lengths = runtime::Tensor::int32({B}, {0, 3});
+    runtime::Tensor behind = random_values({1, H, 3, E}, 72);
+    {  // entry 1's first three tokens, for both caches alike
+        runtime::Tensor first = runtime::Tensor::float32({B, H, 3, E});
+        for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t i = 0; i < 3 * E; ++i)
+                first.f32[static_cast<std::size_t>((H + h) * 3 * E + i)] = behind.f32[static_cast<std::size_t>(h * 3 * E + i)];
+        // entry 0 gets them too (it is written from slot 0 again below).
+        runtime::Tensor zeros = runtime::Tensor::int32({B}, {0, 0});
+        at_once.write(first, zeros);
+        in_steps.write(first, zeros);
+    }
+    std::int64_t done = 0;
+    for (std::int64_t n : steps) {
+        runtime::Tensor part = runtime::Tensor::float32({B, H, n, E});
+        for (std::int64_t b = 0; b < B; ++b)
+            for (std::int64_t h = 0; h < H; ++h)
+                for (std::int64_t l = 0; l < n; ++l)
+                    for (std::int64_t e = 0; e < E; ++e)
+                        part.f32[static_cast<std::size_t>(((b * H + h) * n + l) * E + e)] =
+                            all.f32[static_cast<std::size_t>(((b * H + h) * total + done + l) * E + e)];
+        in_steps.write(part, lengths);
+        for (auto& l : lengths.i32) l += static_cast<std::int32_t>(n);
+        done += n;
+    }
+    at_once.write(all, runtime::Tensor::int32({B}, {0, 3}));
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t l = 0; l < Lmax; ++l)
+                for (std::int64_t e = 0; e < E; ++e) {
+                    const std::int64_t end = total + (b == 1 ? 3 : 0);
+                    BOOST_TEST_CONTEXT("b " << b << " h " << h << " l " << l << " e " << e) {
+                        BOOST_TEST(at_once.code(b, h, l, e) == in_steps.code(b, h, l, e));
+                        if (l >= end) {
+                            BOOST_TEST(in_steps.code(b, h, l, e) == 7);
+                            continue;
+                        }
+                        const std::size_t at = in_steps.block_at(b, h, l, e);
+                        BOOST_TEST(at_once.scale.f32[at] == in_steps.scale.f32[at]);
+                        BOOST_TEST(at_once.zero.f32[at] == in_steps.zero.f32[at]);
+                        const double x = b == 1 && l < 3
+                                             ? behind.f32[static_cast<std::size_t>((h * 3 + l) * E + e)]
+                                             : all.f32[static_cast<std::size_t>(((b * H + h) * total + l -
+                                                                                 (b == 1 ? 3 : 0)) * E + e)];
+                        const double step = in_steps.scale.f32[at];
+                        BOOST_TEST(std::abs(in_steps.value(b, h, l, e) - x) <= step / 2 + 1e-5 * (1 + std::abs(x)));
+                    }
+                }
+    // A block's extremes: codes 0 and 255 down each channel (entry 0, head 0, block 1, channel 3).
+    int lowest = 255, highest = 0;
+    for (std::int64_t l = T; l < 2 * T; ++l) {
+        lowest = std::min<int>(lowest, in_steps.code(0, 0, l, 3));
+        highest = std::max<int>(highest, in_steps.code(0, 0, l, 3));
+    }
+    BOOST_TEST(lowest == 0);
+    BOOST_TEST(highest == 255);
+}
+
+BOOST_AUTO_TEST_CASE(keys_by_channel_bad_input_is_refused_before_anything_is_written) {
+    ChannelCache cache(1, 2, 100, 8, 32);
+    const runtime::Tensor lengths = runtime::Tensor::int32({1}, {40});
+    const runtime::Tensor values = random_values({1, 2, 3, 8}, 81);
+    // The open block's kept tokens are read where kv_length is not a multiple of T: −1 is finite, NaN is not.
+    cache.open_block.f32[5] = std::numeric_limits<float>::quiet_NaN();
+    const std::string kept = error_of([&] { cache.write(values, lengths); });
+    BOOST_TEST(kept.find("open_block must hold the open block's earlier tokens") != std::string::npos, kept);
+    runtime::Tensor wrong_block = runtime::Tensor::float32({1, 2, 32, 4});
+    const std::string block_shape = error_of([&] {
+        runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
+                                     runtime::output_view_of(cache.codes), runtime::output_view_of(cache.scale),
+                                     runtime::output_view_of(cache.zero), runtime::output_view_of(wrong_block));
+    });
+    BOOST_TEST(block_shape.find("open_block must be (B, Hkv, T, E) = (1, 2, T, 8)") != std::string::npos, block_shape);
+    runtime::Tensor per_token = runtime::Tensor::float32({1, 2, 100});
+    const std::string scale_shape = error_of([&] {
+        runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
+                                     runtime::output_view_of(cache.codes), runtime::output_view_of(per_token),
+                                     runtime::output_view_of(cache.zero), runtime::output_view_of(cache.open_block));
+    });
+    BOOST_TEST(scale_shape.find("scale must be (B, Hkv, ceil(Lmax/T), E) = (1, 2, 4, 8) for blocks of T = 32") !=
+                   std::string::npos,
+               scale_shape);
+    for (std::uint8_t c : cache.codes.u8) BOOST_TEST(c == 7);
+    for (float z : cache.zero.f32) BOOST_TEST(z == -1.0f);
+    // At a block's start nothing kept is read: the NaN does not matter.
+    cache.write(values, runtime::Tensor::int32({1}, {64}));
+    BOOST_TEST(cache.code(0, 0, 64, 0) != 7);
+}
+
+// decode_u8_kc128: keys by channel of blocks of 128 tokens, values by token; a prompt of 200 tokens (one whole block
+// and an open one) and five more.
+BOOST_AUTO_TEST_CASE(decode_u8_kc128_reads_what_was_written) {
+    ChannelCache k(2, 2, 300, 64, 128);
+    Cache v(2, 2, 300, 64);
+    expect_decode_of_written_cache(
+        "decode_u8_kc128", k, v,
+        [&](const runtime::Tensor& lengths) {
+            return runtime::TensorMap{{"k", k.codes},       {"k_scale", k.scale}, {"k_zero", k.zero},    {"v", v.codes},
+                                      {"v_scale", v.scale}, {"v_zero", v.zero},   {"kv_length", lengths}};
+        },
+        60, 200);
 }

@@ -1,8 +1,10 @@
 // attnforge quantize --values FILE.npy --codes FILE.npy --scale FILE.npy [--zero FILE.npy] [--group G]
-//                    [--kv-length FILE.npy] [--lmax N]
+//                    [--kv-length FILE.npy] [--lmax N] [--open-block FILE.npy [--token-block T]]
 // Writes new tokens' keys or values (B, Hkv, Lnew, E) into a quantized cache (the rules: runtime/quantized_cache.hpp):
 // with --zero, uint8 codes by token (decode_u8's k, k_scale, k_zero); without, int8 codes with a scale per token or,
-// with --group G, per G channels (decode_i8's k, k_scale; decode_i8_g32's with G = 32). Where --codes names an
+// with --group G, per G channels (decode_i8's k, k_scale; decode_i8_g32's with G = 32); with --zero and
+// --open-block, uint8 keys by channel of blocks of T tokens (decode_u8_kc128's k, k_scale, k_zero; the open block's
+// tokens kept in that file, read where it exists, as the cache's). Where --codes names an
 // existing file the cache is read from its files (the codes' type and the scales' shape say which) and the new rows
 // go to slots kv_length[b]...; otherwise a new cache of --lmax slots (default Lnew) is made. kv_length (B) int32 from
 // --kv-length (required for an existing cache; zeros for a new one). Everything is read, checked and computed before
@@ -36,7 +38,12 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
         const dsl::element_type code = by_token ? dsl::element_type::uint8 : dsl::element_type::int8;
         if (o.group && by_token)
             throw input_error("--group is for int8 codes (no --zero); a uint8 cache has a scale per token");
-        runtime::Tensor codes, scale, zero;
+        const bool by_channel = !o.open_block.empty();
+        if (by_channel && !by_token)
+            throw input_error("--open-block is for uint8 keys by channel, which take a zero point (--zero)");
+        if (o.token_block && !by_channel)
+            throw input_error("--token-block is for keys by channel (--open-block)");
+        runtime::Tensor codes, scale, zero, open_block;
         if (std::filesystem::exists(o.codes)) {
             if (o.lmax) throw input_error("--lmax makes a new cache; " + o.codes + " exists already");
             if (o.group) throw input_error("--group makes a new cache (the scales' shape gives an existing one's)");
@@ -46,6 +53,9 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
             codes = load_input("codes", o.codes, code, warnings);
             scale = load_input("scale", o.scale, dsl::element_type::float32, warnings);
             if (by_token) zero = load_input("zero", o.zero, dsl::element_type::float32, warnings);
+            if (o.token_block)
+                throw input_error("--token-block makes a new cache (the open block's shape gives an existing one's)");
+            if (by_channel) open_block = load_input("open_block", o.open_block, dsl::element_type::float32, warnings);
         } else {
             const std::int64_t lmax = o.lmax.value_or(values.shape[2]);
             // --group G: scales (B, Hkv, Lmax, E/G), even where G = E; without, one a token (B, Hkv, Lmax).
@@ -53,11 +63,22 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
                 throw input_error("--group " + std::to_string(*o.group) +
                                   " must divide the head width E = " + std::to_string(E));
             codes = runtime::Tensor::codes({B, H, lmax, E}, code);
-            scale =
-                o.group ? runtime::Tensor::float32({B, H, lmax, E / *o.group}) : runtime::Tensor::float32({B, H, lmax});
-            if (by_token) zero = runtime::Tensor::float32({B, H, lmax});
+            if (by_channel) {
+                const std::int64_t T = o.token_block.value_or(128), blocks = (lmax + T - 1) / T;
+                scale = runtime::Tensor::float32({B, H, blocks, E});
+                zero = runtime::Tensor::float32({B, H, blocks, E});
+                open_block = runtime::Tensor::float32({B, H, T, E});
+            } else {
+                scale = o.group ? runtime::Tensor::float32({B, H, lmax, E / *o.group})
+                                : runtime::Tensor::float32({B, H, lmax});
+                if (by_token) zero = runtime::Tensor::float32({B, H, lmax});
+            }
         }
-        if (by_token)
+        if (by_channel)
+            runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
+                                         runtime::output_view_of(codes), runtime::output_view_of(scale),
+                                         runtime::output_view_of(zero), runtime::output_view_of(open_block));
+        else if (by_token)
             runtime::quantize_into_cache(runtime::view_of(values), runtime::view_of(lengths),
                                          runtime::output_view_of(codes), runtime::output_view_of(scale),
                                          runtime::output_view_of(zero));
@@ -69,6 +90,7 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
         const std::string fresh = ".attnforge-new";
         std::vector<const std::string*> paths{&o.codes, &o.scale};
         if (by_token) paths.push_back(&o.zero);
+        if (by_channel) paths.push_back(&o.open_block);
         try {
             if (by_token)
                 io::write_npy(o.codes + fresh, codes.shape, codes.u8);
@@ -78,6 +100,7 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
                                                            codes.u8.size()));
             io::write_npy(o.scale + fresh, scale.shape, scale.f32);
             if (by_token) io::write_npy(o.zero + fresh, zero.shape, zero.f32);
+            if (by_channel) io::write_npy(o.open_block + fresh, open_block.shape, open_block.f32);
         } catch (...) {
             for (const std::string* path : paths) std::filesystem::remove(*path + fresh);
             throw;

@@ -76,6 +76,8 @@ inline Expr estimate_of(const dsl::dim_spec& dim, const Estimates& e) {
         case dsl::dim_spec::axis::heads:
         case dsl::dim_spec::axis::kv_heads:  // estimated as MHA's
             return e.heads;
+        case dsl::dim_spec::axis::sequence_blocks:
+            return (e.length + static_cast<int>(dim.size) - 1) / static_cast<int>(dim.size);
         default:
             return e.length;
     }

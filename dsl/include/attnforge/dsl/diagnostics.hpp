@@ -204,7 +204,8 @@ struct quantization_values_match_codes {
     static_assert(
         ok,
         "attnforge: dequantize: the scales and zero points must be per token of the codes' own sequence and "
-        "heads, (B, H, L) or (B, H, L, E/G) beside codes (B, H, L, E) (node in the instantiation line above)");
+        "heads, (B, H, L), (B, H, L, E/G) or (B, H, L/T, E) beside codes (B, H, L, E) (node in the instantiation "
+        "line above)");
 };
 
 template <fixed_string Node, bool Int8>
@@ -221,8 +222,17 @@ struct group_scales_match_codes {
     static constexpr bool ok = SameWidth;
     static_assert(
         ok,
-        "attnforge: dequantize(codes, scales): group scales (B, H, L, E/G) must be of the codes' head width E "
-        "(node in the instantiation line above)");
+        "attnforge: dequantize: group scales (B, H, L, E/G) and channel scales (B, H, L/T, E) must be of the "
+        "codes' head width E (node in the instantiation line above)");
+};
+
+template <fixed_string Node, bool SameLayout>
+struct zero_points_match_scales {
+    static constexpr bool ok = SameLayout;
+    static_assert(ok,
+                  "attnforge: dequantize(codes, scale, zero): the scales and zero points must share one layout, both "
+                  "per token (B, H, L) or both per channel of the same blocks of T tokens (B, H, L/T, E) (node in "
+                  "the instantiation line above)");
 };
 
 template <fixed_string Node, bool ScaleRole, bool ZeroRole>

@@ -16,6 +16,8 @@
 //   codes        (B, H, L, E) uint8 or int8: a quantized cache's stored values, read through dequantize()
 //   token_values (B, H, L) float32: one number per (b, h, token), a quantized cache's scales or zero points
 //   group_scales (B, H, L, E/G) float32: one scale per G channels of a token, a quantized cache's (int8 codes)
+//   channel_values (B, H, ⌈L/T⌉, E) float32: one number per channel of each block of T tokens, a quantized cache's
+//                scales or zero points by channel (KIVI's keys)
 #pragma once
 
 #include <attnforge/dsl/fixed_string.hpp>
@@ -254,6 +256,29 @@ struct group_scales_kind {
         cat("group_scales(H=", size_label<H, runtime_kv_heads, "Hkv">(), ", L[", Seq, "], E/", int_string<G>(), ")");
 };
 
+// (B, H, ⌈L/T⌉, E) float32: a quantized cache's scale (Role scale) or zero point (Role zero) per channel of each
+// block of T consecutive tokens of sequence Seq (token l is in block l / T; the last block may be partial), for
+// codes of head width E: keys by channel, as KIVI quantizes them, where a few channels carry outliers that a range
+// per token would spend its codes on. Float32 in every kernel, as token_values.
+template <fixed_string Seq, int H, int E, int T, quantization_role Role>
+struct channel_values_kind {
+    static_assert(T > 0, "attnforge: a block of tokens has at least one");
+    static constexpr auto seq = Seq;
+    static constexpr int heads = H;
+    static constexpr int head_width = E;
+    static constexpr int token_block = T;
+    static constexpr bool batched = true;
+    static constexpr quantization_role role = Role;
+    static constexpr auto label = [] {
+        constexpr auto dims = cat("(H=", size_label<H, runtime_kv_heads, "Hkv">(), ", L[", Seq, "]/",
+                                  int_string<T>(), ", E=", size_label<E, runtime_head_width, "E">(), ")");
+        if constexpr (Role == quantization_role::scale)
+            return cat("channel_scales", dims);
+        else
+            return cat("channel_zeros", dims);
+    }();
+};
+
 // Kind tests, SFINAE-friendly (they never hard-error).
 template <class K>
 struct is_activation : std::false_type {};
@@ -327,6 +352,10 @@ template <class K>
 struct is_group_scales : std::false_type {};
 template <fixed_string S, int H, int E, int G>
 struct is_group_scales<group_scales_kind<S, H, E, G>> : std::true_type {};
+template <class K>
+struct is_channel_values : std::false_type {};
+template <fixed_string S, int H, int E, int T, quantization_role R>
+struct is_channel_values<channel_values_kind<S, H, E, T, R>> : std::true_type {};
 
 template <class K>
 inline constexpr bool is_activation_v = is_activation<K>::value;
@@ -346,7 +375,7 @@ constexpr int kind_rank() {
     if constexpr (is_activation_v<K>)
         own = 2;
     else if constexpr (is_heads_v<K> || is_scores_v<K> || is_broadcast_mask<K>::value || is_codes<K>::value ||
-                       is_group_scales<K>::value)
+                       is_group_scales<K>::value || is_channel_values<K>::value)
         own = 3;
     else if constexpr (is_token_values<K>::value)
         own = 2;

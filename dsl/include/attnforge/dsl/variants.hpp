@@ -42,7 +42,7 @@ inline constexpr auto builtin_variants = hana::make_tuple(
     variants::decoder_layer, variants::decode_sliding_window, variants::decode_rope, variants::sdpa_masked,
     variants::sdpa_additive, variants::sdpa_causal_masked, variants::decode_masked, variants::decode_softcap,
     variants::softcap_sliding_window_attention, variants::softcap_masked, variants::decode_softcap_masked,
-    variants::decode_u8, variants::decode_i8, variants::decode_i8_g32);
+    variants::decode_u8, variants::decode_i8, variants::decode_i8_g32, variants::decode_u8_kc128);
 
 // Calls f(graph) for the built-in variant called `name`; returns false when there is none.
 template <class F>

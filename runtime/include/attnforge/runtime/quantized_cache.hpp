@@ -1,5 +1,5 @@
 // Writing new tokens into a quantized KV cache (docs/contract.md §1, caches): the operation that makes the codes the
-// decode_u8, decode_i8 and decode_i8_g32 kernels read. Two rules, by the codes' type:
+// decode_u8, decode_i8, decode_i8_g32 and decode_u8_kc128 kernels read. Two rules, by the codes' type:
 //   uint8, by token, as OpenVINO's CPU plugin stores its u8 caches: each row x of E values (one token of one KV
 //   head) gets its own scale and zero point from its range,
 //     scale = (max x − min x) / 255        (1 where the row is constant: its codes are then all 0),
@@ -29,6 +29,18 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
 // (B, Hkv, Lmax, E/G): G is E divided by the scales' last size, which must divide E.
 void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
                          const OutputView& scale);
+
+// uint8 keys by channel over blocks of T tokens (KIVI's keys; decode_u8_kc128's k with T = 128): codes (B, Hkv,
+// Lmax, E) uint8, scale and zero (B, Hkv, ⌈Lmax/T⌉, E) float32, one per channel of each block, by the uint8 rule
+// above applied down each channel of a block's tokens. A block is quantized from all of its tokens written so far,
+// so the block that new tokens open or extend is quantized again, from its earlier tokens' values as well: those
+// are kept in open_block (B, Hkv, T, E) float32, which this call reads (slots kv_length[b] − kv_length[b] % T ..
+// kv_length[b] − 1 of entry b, none where kv_length[b] is a multiple of T) and updates (the tokens of the last
+// block written). The caller keeps open_block with the cache, one per K cache (T taken from its shape; it must be
+// the variant's); its contents before the first write do not matter. The codes and scales of a block then equal
+// those of quantizing its tokens all at once, whatever the steps they came in.
+void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
+                         const OutputView& scale, const OutputView& zero, const OutputView& open_block);
 
 // One row's scale and zero point and its codes, by the rule above (what quantize_into_cache does per row): `codes`
 // holds n bytes.

@@ -68,6 +68,9 @@ inline std::vector<std::int64_t> shape_for(const dsl::tensor_spec& spec, const S
             case dsl::dim_spec::axis::head_width_groups:
                 shape.push_back(s.head_width / d.size);
                 break;
+            case dsl::dim_spec::axis::sequence_blocks:
+                shape.push_back((s.length.at(d.sequence) + d.size - 1) / d.size);
+                break;
             case dsl::dim_spec::axis::fixed:
                 shape.push_back(d.size);
                 break;

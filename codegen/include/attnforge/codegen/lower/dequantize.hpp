@@ -1,6 +1,6 @@
 // dequantize: a quantized cache's values (dsl/nodes/dequantize.hpp), an expression over the codes read in place:
-// never a dequantized copy. (float(u) − zero) · scale per (b, h, token), or symmetric float(c) · scale, the scale
-// per token or per group of G channels. Attentions read it through its rows (Lower::rows for quantized_rows,
+// never a dequantized copy. (float(u) − zero) · scale per (b, h, token) or per (b, h, block of T tokens, channel),
+// or symmetric float(c) · scale, the scale per token or per group of G channels. Attentions read it through its rows (Lower::rows for quantized_rows,
 // lower/kv_source.hpp); this is the node's value elsewhere in a graph.
 #pragma once
 
@@ -11,22 +11,25 @@
 namespace attnforge::codegen {
 
 namespace detail {
-// A quantized cache lowered: its codes, scales and (by-token caches) zero points, and the group size G of its
-// scales (0: one a token).
+// A quantized cache lowered: its codes, scales and zero points (caches with one), the group size G of its scales
+// (0: one a token) and the block of T tokens whose channels share a scale and zero point (0: none, by token).
 struct QuantizedCache {
     Lowered codes, scale;
     std::optional<Lowered> zero;
     int group = 0;
+    int token_block = 0;
 
     // The codes at (e, l, h, b) without their scale: float(u) − zero, or float(c).
     Halide::Expr unscaled(const Halide::Expr& e, const Halide::Expr& l, const Halide::Expr& h,
                           const Halide::Expr& b) const {
         const Halide::Expr c = Halide::cast<float>(codes.func(e, l, h, b));
-        return zero ? c - zero->func(l, h, b) : c;
+        if (!zero) return c;
+        return token_block ? c - zero->func(e, l / token_block, h, b) : c - zero->func(l, h, b);
     }
     // The scale of the code at (e, l, h, b).
     Halide::Expr scale_of(const Halide::Expr& e, const Halide::Expr& l, const Halide::Expr& h,
                           const Halide::Expr& b) const {
+        if (token_block) return scale.func(e, l / token_block, h, b);
         return group ? scale.func(e / group, l, h, b) : scale.func(l, h, b);
     }
     Halide::Expr value(const Halide::Expr& e, const Halide::Expr& l, const Halide::Expr& h,
@@ -38,7 +41,8 @@ struct QuantizedCache {
 template <class C, class S, class Z>
 QuantizedCache lower_quantized(const dsl::dequantize_node<C, S, Z>& n, LoweringContext& ctx) {
     using Node = dsl::dequantize_node<C, S, Z>;
-    QuantizedCache cache{Lower::node(n.codes, ctx), Lower::node(n.scale, ctx), std::nullopt, Node::group};
+    QuantizedCache cache{Lower::node(n.codes, ctx), Lower::node(n.scale, ctx), std::nullopt, Node::group,
+                         Node::token_block};
     if constexpr (!Node::symmetric) cache.zero = Lower::node(n.zero, ctx);
     return cache;
 }
@@ -68,8 +72,9 @@ KeyValueSource Lower::rows(const dsl::quantized_rows<C, S, Z>& rows, LoweringCon
     // point) per element, the token's scale once per key score and once per value row's weight. The zero point
     // stays per element: folded out as well (Σ q·u − zero·Σ q) the sum would cancel terms up to 255·scale, error of
     // order 2⁻²⁴·255·scale·Σ|q| against §5's 2⁻²⁴·Σ|q·k| (about 4× it on uniform codes). Scales per group of
-    // channels stay per element (a product per group would need a partial sum per group).
-    if (!cache.group) {
+    // channels stay per element (a product per group would need a partial sum per group), as do scales and zero
+    // points per channel of a block of tokens.
+    if (!cache.group && !cache.token_block) {
         source.unscaled = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
                                   const Halide::Expr& b) { return cache.unscaled(e, key, h, b); };
         source.row_scale = [scale = cache.scale](const Halide::Expr& key, const Halide::Expr& h,

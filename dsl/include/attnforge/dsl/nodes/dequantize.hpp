@@ -2,6 +2,8 @@
 // float32 scales in one of two layouts:
 //   by token with a zero point, as OpenVINO's CPU plugin stores its u8 caches: uint8 codes, scale and zero per
 //   (b, h, token): x[b, h, l, e] = (codes[b, h, l, e] − zero[b, h, l]) · scale[b, h, l]    dequantize(codes, s, z)
+//   by channel with a zero point (KIVI's keys): uint8 codes, scale and zero per (b, h, block of T tokens, channel):
+//   x[b, h, l, e] = (codes[b, h, l, e] − zero[b, h, l/T, e]) · scale[b, h, l/T, e]        dequantize(codes, s, z)
 //   symmetric, int8 codes without a zero point, a scale per token (token_values) or per group of G channels
 //   (group_scales, llama.cpp's q8_0 blocks at G = 32): x[b, h, l, e] = codes[b, h, l, e] · scale[b, h, l(, e/G)]
 //                                                                                             dequantize(codes, s)
@@ -26,9 +28,17 @@ struct dequantize_node {
     Scale scale;
     [[no_unique_address]] Zero zero;
     using kind = heads_kind<Codes::kind::seq, Codes::kind::heads, Codes::kind::head_width, true>;
-    // Symmetric codes: no zero point. Grouped: a scale per `group` channels (group_scales), else one a token.
+    // Symmetric codes: no zero point. Grouped: a scale per `group` channels (group_scales), else one a token. By
+    // channel: a scale and zero point per channel of each block of `token_block` tokens (channel_values).
     static constexpr bool symmetric = std::is_same_v<Zero, no_zero_point>;
     static constexpr bool grouped = is_group_scales<typename Scale::kind>::value;
+    static constexpr bool by_channel = is_channel_values<typename Scale::kind>::value;
+    static constexpr int token_block = [] {
+        if constexpr (by_channel)
+            return Scale::kind::token_block;
+        else
+            return 0;
+    }();
     static constexpr int group = [] {
         if constexpr (grouped)
             return Scale::kind::group;
@@ -49,36 +59,13 @@ struct dequantize_node {
     }
 };
 
+// Scales or zero points of codes with a zero point: per token (token_values) or per channel of a block of tokens.
+template <class K>
+struct is_zero_point_kind : std::bool_constant<is_token_values<K>::value || is_channel_values<K>::value> {};
+
 // Scales of symmetric codes: one per token (token_values, role scale) or per group of channels (group_scales).
 template <class K>
 struct is_symmetric_scales : std::bool_constant<is_token_values<K>::value || is_group_scales<K>::value> {};
-
-template <class Codes, class Scale, class Zero>
-constexpr auto dequantize(Codes codes, Scale scale, Zero zero) {
-    if constexpr (any_error_v<Codes, Scale, Zero>) {
-        return error_node{};
-    } else {
-        constexpr auto node = cat("dequantize(", Codes::label, ", ", Scale::label, ", ", Zero::label, ")");
-        using C = typename Codes::kind;
-        using S = typename Scale::kind;
-        using Z = typename Zero::kind;
-        if constexpr (!diagnostic::expect<node, "codes (B, H, L, E) uint8 or int8", is_codes, C>()) {
-            return error_node{};
-        } else if constexpr (!diagnostic::expect<node, "token_values (B, H, L)", is_token_values, S>() ||
-                             !diagnostic::expect<node, "token_values (B, H, L)", is_token_values, Z>()) {
-            return error_node{};
-        } else if constexpr (!diagnostic::quantization_roles<node, S::role == quantization_role::scale,
-                                                             Z::role == quantization_role::zero>::ok) {
-            return error_node{};
-        } else if constexpr (!diagnostic::quantization_values_match_codes < node,
-                             S::seq.view() == C::seq.view() && Z::seq.view() == C::seq.view(),
-                             S::heads == C::heads && Z::heads == C::heads > ::ok) {
-            return error_node{};
-        } else {
-            return dequantize_node<Codes, Scale, Zero>{codes, scale, zero};
-        }
-    }
-}
 
 // Whether a symmetric cache's scales are scales (a token_values input of role scale; group_scales always are), and
 // have the codes' head width (group_scales; token_values have none).
@@ -91,10 +78,56 @@ constexpr bool scale_role() {
 }
 template <class S, class C>
 constexpr bool same_width() {
-    if constexpr (is_group_scales<S>::value)
+    if constexpr (is_group_scales<S>::value || is_channel_values<S>::value)
         return S::head_width == C::head_width;
     else
         return true;
+}
+
+// Scales and zero points of uint8 codes: one per token (token_values), or per channel of a block of tokens
+// (channel_values), both of the same layout.
+template <class S, class Z>
+constexpr bool is_zero_point_pair() {
+    if constexpr (is_token_values<S>::value && is_token_values<Z>::value)
+        return true;
+    else if constexpr (is_channel_values<S>::value && is_channel_values<Z>::value)
+        return S::token_block == Z::token_block && S::head_width == Z::head_width;
+    else
+        return false;
+}
+
+template <class Codes, class Scale, class Zero>
+constexpr auto dequantize(Codes codes, Scale scale, Zero zero) {
+    if constexpr (any_error_v<Codes, Scale, Zero>) {
+        return error_node{};
+    } else {
+        constexpr auto node = cat("dequantize(", Codes::label, ", ", Scale::label, ", ", Zero::label, ")");
+        using C = typename Codes::kind;
+        using S = typename Scale::kind;
+        using Z = typename Zero::kind;
+        constexpr bool by_channel = is_channel_values<S>::value;
+        if constexpr (!diagnostic::expect<node, "codes (B, H, L, E) uint8 or int8", is_codes, C>()) {
+            return error_node{};
+        } else if constexpr (!diagnostic::expect<node, "token_values (B, H, L) or channel_values (B, H, L/T, E)",
+                                                 is_zero_point_kind, S>() ||
+                             !diagnostic::expect<node, "token_values (B, H, L) or channel_values (B, H, L/T, E)",
+                                                 is_zero_point_kind, Z>()) {
+            return error_node{};
+        } else if constexpr (!diagnostic::zero_points_match_scales<node, is_zero_point_pair<S, Z>()>::ok) {
+            return error_node{};
+        } else if constexpr (!diagnostic::quantization_roles<node, S::role == quantization_role::scale,
+                                                             Z::role == quantization_role::zero>::ok) {
+            return error_node{};
+        } else if constexpr (!diagnostic::quantization_values_match_codes < node,
+                             S::seq.view() == C::seq.view() && Z::seq.view() == C::seq.view(),
+                             S::heads == C::heads && Z::heads == C::heads > ::ok) {
+            return error_node{};
+        } else if constexpr (!diagnostic::group_scales_match_codes<node, !by_channel || same_width<S, C>()>::ok) {
+            return error_node{};
+        } else {
+            return dequantize_node<Codes, Scale, Zero>{codes, scale, zero};
+        }
+    }
 }
 
 // Symmetric int8 codes: x = codes · scale, the scale per token or per group of G channels.

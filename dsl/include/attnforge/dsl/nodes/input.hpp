@@ -76,6 +76,13 @@ constexpr auto group_scales() {
     return input_node<Name, group_scales_kind<Seq, H, E, G>>{};
 }
 
+// (B, H, ⌈L/T⌉, E) float32: a quantized cache's scale (Role scale) or zero point (Role zero) per channel of each
+// block of T tokens, for codes of head width E: dequantize(codes, scales, zeros) (uint8 codes), keys by channel.
+template <fixed_string Name, fixed_string Seq, int H, int E, int T, quantization_role Role>
+constexpr auto channel_values() {
+    return input_node<Name, channel_values_kind<Seq, H, E, T, Role>>{};
+}
+
 // A projection weight (D_in, D_out); projections multiply on the right: X · W.
 template <fixed_string Name, int In, int Out>
 constexpr auto weight() {

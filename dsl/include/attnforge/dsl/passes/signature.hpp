@@ -17,11 +17,12 @@ namespace attnforge::dsl {
 
 // One axis of a tensor: the batch B, the length of a named sequence, a run-time head count H, the keys' and
 // values' run-time head count Hkv (a divisor of H), a run-time head width E, the number E/G of groups of G channels
-// in it (a quantized cache's group scales), or a static size.
+// in it (a quantized cache's group scales), the number ⌈L/T⌉ of blocks of T tokens of a sequence (a quantized
+// cache's scales by channel), or a static size.
 struct dim_spec {
-    enum class axis { batch, sequence, heads, fixed, kv_heads, head_width, head_width_groups } role;
-    std::string sequence;  // for role::sequence
-    long long size = 0;    // for role::fixed; G for role::head_width_groups
+    enum class axis { batch, sequence, heads, fixed, kv_heads, head_width, head_width_groups, sequence_blocks } role;
+    std::string sequence;  // for role::sequence and role::sequence_blocks
+    long long size = 0;    // for role::fixed; G for role::head_width_groups; T for role::sequence_blocks
     // The tensor may also have 1 there and is read as if repeated along the axis (PyTorch's broadcasting of a mask
     // over the batch and the heads): a size 1 binds nothing.
     bool broadcast = false;
@@ -41,6 +42,8 @@ struct dim_spec {
                 return "E";
             case axis::head_width_groups:
                 return "E/" + std::to_string(size);
+            case axis::sequence_blocks:
+                return "L[" + sequence + "]/" + std::to_string(size);
             default:
                 return std::to_string(size);
         }
@@ -106,6 +109,12 @@ std::vector<dim_spec> dims_of_kind() {
         const dim_spec groups = Kind::head_width == runtime_head_width ? dim_spec{R::head_width_groups, {}, Kind::group}
                                                                        : fixed(Kind::head_width / Kind::group);
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq.view()), groups});
+    } else if constexpr (is_channel_values<Kind>::value) {
+        const dim_spec width =
+            Kind::head_width == runtime_head_width ? dim_spec{R::head_width, {}, 0} : fixed(Kind::head_width);
+        d.insert(d.end(), {heads(Kind::heads), dim_spec{R::sequence_blocks, std::string(Kind::seq.view()),
+                                                        Kind::token_block},
+                           width});
     } else if constexpr (is_scores_v<Kind>) {
         d.insert(d.end(), {heads(Kind::heads), seq(Kind::seq_q.view()), seq(Kind::seq_k.view())});
     } else if constexpr (is_broadcast_mask<Kind>::value) {
@@ -152,7 +161,7 @@ void set_default_of_kind(tensor_spec& spec) {
     if constexpr (requires { Kind::when_missing; }) spec.when_missing = Kind::when_missing;
     if constexpr (is_scale<Kind>::value) spec.default_scale_width = Kind::width;
     if constexpr (requires { Kind::default_value; }) spec.default_value = Kind::default_value;
-    if constexpr (is_token_values<Kind>::value) spec.quantization = Kind::role;
+    if constexpr (is_token_values<Kind>::value || is_channel_values<Kind>::value) spec.quantization = Kind::role;
     if constexpr (is_group_scales<Kind>::value) spec.quantization = quantization_role::scale;
 }
 

@@ -314,15 +314,25 @@ Tensor evaluate(const dsl::rope_node<X, P>& n, Context& ctx) {
     return ops::rope(x, n.base, offsets);
 }
 
-// A quantized cache's values, element-wise in float64: (u − zero) · scale per (b, h, token), or, symmetric,
-// c · scale with a scale per token or per group of G channels (scales (B, H, L, E/G)).
+// A quantized cache's values, element-wise in float64: (u − zero) · scale per (b, h, token) or per (b, h, block of
+// T tokens, channel) (scales and zeros (B, H, ⌈L/T⌉, E)), or, symmetric, c · scale with a scale per token or per
+// group of G channels (scales (B, H, L, E/G)).
 template <class C, class S, class Z>
 Tensor evaluate(const dsl::dequantize_node<C, S, Z>& n, Context& ctx) {
     using Node = dsl::dequantize_node<C, S, Z>;
     Tensor x = evaluate(n.codes, ctx);
     const Tensor scale = evaluate(n.scale, ctx);
     const std::size_t E = static_cast<std::size_t>(x.shape.back());
-    if constexpr (Node::grouped) {  // scales (B, H, L, E/G)
+    if constexpr (Node::by_channel) {  // scales and zeros (B, H, ⌈L/T⌉, E): token l reads block l / T
+        const Tensor zero = evaluate(n.zero, ctx);
+        const std::size_t L = static_cast<std::size_t>(x.dim(2)), T = static_cast<std::size_t>(Node::token_block),
+                          blocks = static_cast<std::size_t>(scale.dim(2));
+        for (std::size_t i = 0; i < x.data.size(); ++i) {
+            const std::size_t row = i / E, slice = row / L, token = row % L;
+            const std::size_t at = (slice * blocks + token / T) * E + i % E;
+            x.data[i] = (x.data[i] - zero.data[at]) * scale.data[at];
+        }
+    } else if constexpr (Node::grouped) {  // scales (B, H, L, E/G)
         const std::size_t G = static_cast<std::size_t>(Node::group), groups = E / G;
         for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] *= scale.data[(i / E) * groups + (i % E) / G];
     } else if constexpr (Node::symmetric) {
