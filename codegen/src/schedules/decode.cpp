@@ -247,6 +247,11 @@ bool schedule_decode_product(DecodeCore& core, const DecodeLoops& loops, int lan
         schedule_lanes_along_e_product(core, sum, ko, ki, lanes, false);
         return true;  // P·V takes four rows at a time where there are four
     }
+    if (Func channel = core.dot.decode.channel_queries; channel.defined()) {
+        // Keys with a factor per channel and block: the queries times each block's factors, once per tile (a tile
+        // of 2048 keys: 16 or 17 blocks of E floats a row).
+        channel.compute_at(loops.tile).vectorize(channel.args()[0], lanes);
+    }
     if (!core.dot.decode.heads_in_lanes) return schedule_lanes_along_e_product(core, sum, ko, ki, lanes);
     schedule_heads_in_lanes_product(core, sum, ko, ki, loops.tile, lanes);
     return false;

@@ -66,6 +66,11 @@ struct KeyValueSource {
     // dot products (lower/decode_product.hpp). Empty: none.
     Read unsigned_codes;
     std::function<Halide::Expr(const Halide::Expr& key, const Halide::Expr& h, const Halide::Expr& b)> code_zero;
+    // Rows whose every channel has a factor per block of channel_block keys (a quantized cache's keys by channel):
+    // element = unscaled · channel_scale. The decode product multiplies the queries by it once per block of its
+    // tile instead of once per element (lower/decode_product.hpp). Empty: none.
+    Read channel_scale;
+    int channel_block = 0;
 };
 
 // Where the queries of an attention pattern sit (dsl kv_cache, docs/contract.md §1): query q of batch
@@ -112,6 +117,9 @@ struct DecodeProduct {
     Halide::Func integer_lanes, integer_per_lane, query_digits;
     Halide::Expr rows_in_lanes_condition;
     std::vector<Halide::Func> query_stages;
+    // Over keys with a factor per channel and block (KeyValueSource::channel_scale): the queries times each block's
+    // factors, (e, block, q, h, b), computed once per tile. Else undefined.
+    Halide::Func channel_queries;
 };
 
 // score(q, k): the scaled product, its reduction over e, and the Func it reads K from.

@@ -32,9 +32,12 @@ struct DecodeOperands {
     std::string name;
 
     // K's element as the product reduces it: without its row's own factor where it has one (KeyValueSource::
-    // row_scale), which key_scale then applies once per key.
-    Halide::Expr key_element(const Halide::Expr& e, const Halide::Expr& kv_head, const Halide::Expr& b) const {
-        return k.row_scale ? k.unscaled(e, key, kv_head, b) : k.element(e, key, kv_head, b);
+    // row_scale), which key_scale then applies once per key, or, where the queries carry them
+    // (lanes_along_e_product), without its channels' (channel_scale).
+    Halide::Expr key_element(const Halide::Expr& e, const Halide::Expr& kv_head, const Halide::Expr& b,
+                             bool channel_scale_in_queries = false) const {
+        if (k.row_scale || (channel_scale_in_queries && k.channel_scale)) return k.unscaled(e, key, kv_head, b);
+        return k.element(e, key, kv_head, b);
     }
     // The score's factor for key kv of KV head kv_head: the scale, times the key row's own factor if it has one.
     Halide::Expr key_scale(const Halide::Expr& kv, const Halide::Expr& kv_head, const Halide::Expr& b) const {
@@ -138,6 +141,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         key_head = h;
     }
     const bool pairs = in.stored_pairs && E % (2 * lanes) == 0;
+    Halide::Func channel;  // the queries times the keys' factors per channel and block, where K has them
     if (pairs) {
         // bf16 Q and K as stored: a row of K holds its pairs of e adjacent already, so lane u sums the pairs
         // (2c, 2c + 1) with c ≡ u (mod lanes), one vdpbf16ps per 32 columns, no conversion (the schedule
@@ -146,6 +150,20 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
         const Halide::Expr column = 2 * (eo.y * lanes + u) + eo.x;
         per_lane(u, kv, qi, h, b) +=
             pair_product(in.q.stored({column, query, query_head, b}), in.k.stored(column, in.key, key_head, b));
+    } else if (in.k.channel_scale) {
+        // Keys with a factor per channel and block of T keys: q·(factor ⊙ unscaled) = (q ⊙ factor)·unscaled, the
+        // queries times each block's factors once per tile (DecodeProduct::channel_queries), not once per key.
+        const int T = in.k.channel_block;
+        Halide::Var e("e"), block("block");
+        Halide::Func channel_queries(name + "_channel_queries");
+        channel_queries(e, block, qi, h, b) =
+            in.q.func(e, query, query_head, b) *
+            in.k.channel_scale(e, Halide::clamp(block * T, 0, in.k.extents[1] - 1), key_head, b);
+        Halide::RDom eo(0, E / lanes, "eo");
+        const Halide::Expr column = eo * lanes + u;
+        per_lane(u, kv, qi, h, b) +=
+            channel_queries(column, in.key / T, qi, h, b) * in.key_element(column, key_head, b, true);
+        channel = channel_queries;
     } else {
         Halide::RDom eo(0, E / lanes, "eo");
         const Halide::Expr column = eo * lanes + u;
@@ -190,6 +208,7 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
     product.decode.key_buffer = in.k.row_buffer;
     product.decode.keys_per_step = keys;
     product.decode.bf16_pairs = pairs;
+    product.decode.channel_queries = channel;
     return product;
 }
 

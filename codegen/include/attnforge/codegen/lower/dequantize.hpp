@@ -91,6 +91,15 @@ KeyValueSource Lower::rows(const dsl::quantized_rows<C, S, Z>& rows, LoweringCon
             return zero ? zero->func(key, h, b) : Halide::Expr(128.0f);
         };
     }
+    // Scales and zero points per channel of a block of keys: the codes less their zero point per element (as
+    // above), the scale folded into the queries once per block where the product can (the decode strategy's).
+    if (cache.token_block) {
+        source.unscaled = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
+                                  const Halide::Expr& b) { return cache.unscaled(e, key, h, b); };
+        source.channel_scale = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
+                                       const Halide::Expr& b) { return cache.scale_of(e, key, h, b); };
+        source.channel_block = cache.token_block;
+    }
     source.extents = cache.codes.extents;
     source.dense_rows = true;
     source.row_buffer = cache.codes.parameter;
