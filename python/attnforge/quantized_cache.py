@@ -95,6 +95,9 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         self.max_cache_len = max_cache_len
         self.storage = storage
         self.cumulative_length = 0
+        # Keys by channel: the first slot of the block the last write ended in, whose tokens key_open_block keeps
+        # (the writer quantizes that block again from them): a crop may not go below it.
+        self.kept_block_start = 0
         self.owner = None  # the QuantizedStaticCache holding this layer: emptied whole when a call is refused
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
@@ -145,6 +148,9 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         _native.quantize_into_cache(value_states, self.kv_length, self.values, self.value_scale, self.value_zero)
         self.kv_length += new
         self.cumulative_length += new
+        key_block = STORAGES[self.storage][4]
+        if key_block and new:
+            self.kept_block_start = (self.cumulative_length - 1) // key_block * key_block
         if prompt:
             key_states._attnforge_quantized_prompt = self  # the attention function checks the prompt's mask
             return key_states, value_states
@@ -215,6 +221,7 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
         if self.is_initialized:
             self.kv_length.zero_()
         self.cumulative_length = 0
+        self.kept_block_start = 0
         if self.owner is not None:
             self.owner._checked_mask = None
 
@@ -225,14 +232,12 @@ class QuantizedStaticLayer(_cache_utils.CacheLayerMixin):
             raise ValueError("attnforge QuantizedStaticCache: crop takes a negative count of tokens to remove")
         removed = min(-tokens_to_remove, self.cumulative_length)
         key_block = STORAGES[self.storage][4]
-        if key_block and self.cumulative_length:
-            # Keys by channel keep the values of the last block written only: an earlier one cannot be quantized
-            # again when tokens are written into it after the crop.
-            last_block = (self.cumulative_length - 1) // key_block * key_block
-            if self.cumulative_length - removed < last_block:
-                raise ValueError(f"attnforge QuantizedStaticCache: storage {self.storage!r} can crop only within the "
-                                 f"last block of {key_block} tokens (to {last_block} tokens or more); asked to "
-                                 f"remove {removed} of {self.cumulative_length}")
+        if key_block and 0 < self.cumulative_length - removed < self.kept_block_start:
+            # Keys by channel keep the values of the block the last write ended in only: an earlier block cannot be
+            # quantized again when tokens are written into it after the crop (to 0 tokens nothing is read).
+            raise ValueError(f"attnforge QuantizedStaticCache: storage {self.storage!r} can crop only within the "
+                             f"block of {key_block} tokens the last update wrote into (to {self.kept_block_start} "
+                             f"tokens or more); asked to remove {removed} of {self.cumulative_length}")
         self.cumulative_length -= removed
         if self.is_initialized:
             self.kv_length -= removed

@@ -249,9 +249,9 @@ class RoundTripTest(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(d, "new.npy")))
 
     def test_quantize_writes_keys_by_channel_decode_u8_kc128_reads(self):
-        """`attnforge quantize --zero --open-block` makes uint8 keys by channel of blocks of --token-block tokens (a
-        prompt, then tokens into the same files, the open block's kept tokens in their own file): the codes equal one
-        write of every token; `run decode_u8_kc128` over the files: kernel against the interpreter."""
+        """`attnforge quantize --zero --open-block` makes uint8 keys by channel of blocks of 128 tokens (a prompt,
+        then tokens into the same files, the open block's kept tokens in their own file): the codes equal one write of
+        every token; `run decode_u8_kc128` over the files: kernel against the interpreter."""
         rng = np.random.default_rng(13)
         with tempfile.TemporaryDirectory() as d:
             p = {n: os.path.join(d, n + ".npy") for n in ("x", "x0", "x1", "at", "q", "kv_length")}
@@ -270,7 +270,7 @@ class RoundTripTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             once = [f"--codes={d}/o.npy", f"--scale={d}/o_scale.npy", f"--zero={d}/o_zero.npy",
                     f"--open-block={d}/o_open.npy"]
-            r = attnforge("quantize", "--values", p["x"], *once, "--lmax", "200", "--token-block", "128")
+            r = attnforge("quantize", "--values", p["x"], *once, "--lmax", "200")
             self.assertEqual(r.returncode, 0, r.stderr)
             for a, b in (("k", "o"), ("k_scale", "o_scale"), ("k_zero", "o_zero")):
                 self.assertTrue(np.array_equal(np.load(f"{d}/{a}.npy"), np.load(f"{d}/{b}.npy")), a)
@@ -283,14 +283,15 @@ class RoundTripTest(unittest.TestCase):
                       f"--input=k_scale={d}/k_scale.npy", f"--input=k_zero={d}/k_zero.npy", f"--input=v={d}/v.npy",
                       f"--input=v_scale={d}/v_scale.npy", f"--input=v_zero={d}/v_zero.npy"]
             self.assert_kernel_matches_interpreter("decode_u8_kc128", inputs, d)
-            # Keys by channel take a zero point; --token-block is for a new by-channel cache.
+            # Keys by channel take a zero point; an existing cache needs its open block's file.
             r = attnforge("quantize", "--values", p["x1"], f"--codes={d}/i.npy", f"--scale={d}/i_scale.npy",
                           f"--open-block={d}/i_open.npy")
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("--open-block is for uint8 keys by channel", r.stderr)
-            r = attnforge("quantize", "--values", p["x1"], *k, "--kv-length", p["at"], "--token-block", "64")
+            r = attnforge("quantize", "--values", p["x1"], *k[:3], f"--open-block={d}/missing.npy", "--kv-length",
+                          p["at"])
             self.assertEqual(r.returncode, 2, r.stderr)
-            self.assertIn("--token-block makes a new cache", r.stderr)
+            self.assertIn("missing.npy", r.stderr)
 
     def test_storage_types_through_npy(self):
         """--dtype bf16: <f4 inputs rounded to nearest even, the kernel against the interpreter on the same

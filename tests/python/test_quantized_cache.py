@@ -203,6 +203,14 @@ def test_keys_by_channel_quantize_the_open_block_again_and_crop_within_the_last_
     stepped.update(keys[:, :, 135:140], values[:, :, 135:140])
     assert torch.equal(stepped.keys[:, :, :140], at_once.keys[:, :, :140])
     assert torch.equal(stepped.key_scale[:, :, 1], at_once.key_scale[:, :, 1])
-    with pytest.raises(ValueError, match="can crop only within the last block of 128 tokens"):
+    with pytest.raises(ValueError, match="can crop only within the block of 128 tokens the last update wrote"):
         stepped.crop(-13)
     assert stepped.get_seq_length() == 140
+    # Two crops: to a block's start (allowed), then into the block before it, whose values were not kept: refused,
+    # though the length left is within the new last block.
+    stepped.crop(-12)
+    assert stepped.get_seq_length() == 128
+    with pytest.raises(ValueError, match=r"to 128 tokens or more\); asked to remove 28 of 128"):
+        stepped.crop(-28)
+    stepped.crop(-128)  # to no tokens at all: nothing is read again
+    assert stepped.get_seq_length() == 0

@@ -54,7 +54,6 @@ struct QuantizeOptions {
     std::string kv_length;             // optional (B) int32 .npy: where the new tokens go (zeros)
     std::optional<std::int64_t> lmax;  // slots of a new cache (default Lnew)
     std::string open_block;            // uint8 keys by channel: the open block's kept tokens (B, Hkv, T, E) .npy
-    std::optional<std::int64_t> token_block;  // a new by-channel cache's T (default 128, decode_u8_kc128's)
 };
 int quantize(const QuantizeOptions&, std::ostream& out, std::ostream& err);
 

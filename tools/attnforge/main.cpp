@@ -131,8 +131,8 @@ int main(int argc, char** argv) {
         "k_scale, k_zero): scale = (max - min) / 255, zero = -min / scale, code = round((x - min) / scale). Without, "
         "int8 codes with a scale per token or per --group channels (decode_i8's k, k_scale; decode_i8_g32 with "
         "--group 32): scale = max|x| / 127, code = round(x / scale). With --zero and --open-block, uint8 keys by "
-        "channel of blocks of --token-block tokens (decode_u8_kc128's k, k_scale, k_zero): the same rule down each "
-        "channel of a block, the block being filled quantized again from its tokens kept in --open-block");
+        "channel of blocks of 128 tokens (decode_u8_kc128's k, k_scale, k_zero): the same rule down each channel of "
+        "a block, the block being filled quantized again from its tokens kept in --open-block");
     quantize_cmd->add_option("--values", quantize.values, "The new tokens, (B, Hkv, Lnew, E) .npy")->required();
     quantize_cmd->add_option("--codes", quantize.codes, "The cache's codes, (B, Hkv, Lmax, E) uint8 or int8 .npy")
         ->required();
@@ -147,12 +147,8 @@ int main(int argc, char** argv) {
     quantize_cmd->add_option("--lmax", quantize.lmax, "Slots of a new cache (default: Lnew)")
         ->check(attnforge::cli::positive);
     quantize_cmd->add_option("--open-block", quantize.open_block,
-                             "Keys by channel: the open block's tokens, (B, Hkv, T, E) float32 .npy, read where it "
-                             "exists and written (keep it with the cache)");
-    quantize_cmd
-        ->add_option("--token-block", quantize.token_block,
-                     "A new by-channel cache's tokens a block, T (default 128): scales (B, Hkv, ceil(Lmax/T), E)")
-        ->check(attnforge::cli::positive);
+                             "Keys by channel: the block being filled, (B, Hkv, 128, E) float32 .npy, read with an "
+                             "existing cache and written with it (keep it with the cache)");
 
     attnforge::cli::VizOptions viz;
     auto* viz_cmd = app.add_subcommand(

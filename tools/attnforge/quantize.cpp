@@ -1,10 +1,11 @@
 // attnforge quantize --values FILE.npy --codes FILE.npy --scale FILE.npy [--zero FILE.npy] [--group G]
-//                    [--kv-length FILE.npy] [--lmax N] [--open-block FILE.npy [--token-block T]]
+//                    [--kv-length FILE.npy] [--lmax N] [--open-block FILE.npy]
 // Writes new tokens' keys or values (B, Hkv, Lnew, E) into a quantized cache (the rules: runtime/quantized_cache.hpp):
 // with --zero, uint8 codes by token (decode_u8's k, k_scale, k_zero); without, int8 codes with a scale per token or,
 // with --group G, per G channels (decode_i8's k, k_scale; decode_i8_g32's with G = 32); with --zero and
-// --open-block, uint8 keys by channel of blocks of T tokens (decode_u8_kc128's k, k_scale, k_zero; the open block's
-// tokens kept in that file, read where it exists, as the cache's). Where --codes names an
+// --open-block, uint8 keys by channel of blocks of 128 tokens (decode_u8_kc128's k, k_scale, k_zero; the block being
+// filled kept in that file, read with an existing cache, written with it; a new cache's blocks are decode_u8_kc128's
+// 128 tokens, an existing one's as its open block's file says). Where --codes names an
 // existing file the cache is read from its files (the codes' type and the scales' shape say which) and the new rows
 // go to slots kv_length[b]...; otherwise a new cache of --lmax slots (default Lnew) is made. kv_length (B) int32 from
 // --kv-length (required for an existing cache; zeros for a new one). Everything is read, checked and computed before
@@ -41,8 +42,6 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
         const bool by_channel = !o.open_block.empty();
         if (by_channel && !by_token)
             throw input_error("--open-block is for uint8 keys by channel, which take a zero point (--zero)");
-        if (o.token_block && !by_channel)
-            throw input_error("--token-block is for keys by channel (--open-block)");
         runtime::Tensor codes, scale, zero, open_block;
         if (std::filesystem::exists(o.codes)) {
             if (o.lmax) throw input_error("--lmax makes a new cache; " + o.codes + " exists already");
@@ -53,8 +52,6 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
             codes = load_input("codes", o.codes, code, warnings);
             scale = load_input("scale", o.scale, dsl::element_type::float32, warnings);
             if (by_token) zero = load_input("zero", o.zero, dsl::element_type::float32, warnings);
-            if (o.token_block)
-                throw input_error("--token-block makes a new cache (the open block's shape gives an existing one's)");
             if (by_channel) open_block = load_input("open_block", o.open_block, dsl::element_type::float32, warnings);
         } else {
             const std::int64_t lmax = o.lmax.value_or(values.shape[2]);
@@ -64,7 +61,9 @@ int quantize(const QuantizeOptions& o, std::ostream& out, std::ostream& err) {
                                   " must divide the head width E = " + std::to_string(E));
             codes = runtime::Tensor::codes({B, H, lmax, E}, code);
             if (by_channel) {
-                const std::int64_t T = o.token_block.value_or(128), blocks = (lmax + T - 1) / T;
+                // decode_u8_kc128's blocks: the kernel cannot tell another T from its shapes where ⌈Lmax/T⌉ agrees.
+                constexpr std::int64_t T = 128;
+                const std::int64_t blocks = (lmax + T - 1) / T;
                 scale = runtime::Tensor::float32({B, H, blocks, E});
                 zero = runtime::Tensor::float32({B, H, blocks, E});
                 open_block = runtime::Tensor::float32({B, H, T, E});

@@ -37,8 +37,10 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
 // are kept in open_block (B, Hkv, T, E) float32, which this call reads (slots kv_length[b] − kv_length[b] % T ..
 // kv_length[b] − 1 of entry b, none where kv_length[b] is a multiple of T) and updates (the tokens of the last
 // block written). The caller keeps open_block with the cache, one per K cache (T taken from its shape; it must be
-// the variant's); its contents before the first write do not matter. The codes and scales of a block then equal
-// those of quantizing its tokens all at once, whatever the steps they came in.
+// the variant's: decode_u8_kc128's 128, which its kernels cannot tell from the shapes where ⌈Lmax/T⌉ agrees). It is
+// read only where kv_length[b] is not a multiple of T: a cache filled from slot 0 through this call reads back what
+// it wrote, and a fresh one needs no initial contents. The codes and scales of a block then equal those of quantizing
+// its tokens all at once, whatever the steps they came in.
 void quantize_into_cache(const TensorView& values, const TensorView& kv_length, const OutputView& codes,
                          const OutputView& scale, const OutputView& zero, const OutputView& open_block);
 

@@ -72,8 +72,8 @@ KeyValueSource Lower::rows(const dsl::quantized_rows<C, S, Z>& rows, LoweringCon
     // point) per element, the token's scale once per key score and once per value row's weight. The zero point
     // stays per element: folded out as well (Σ q·u − zero·Σ q) the sum would cancel terms up to 255·scale, error of
     // order 2⁻²⁴·255·scale·Σ|q| against §5's 2⁻²⁴·Σ|q·k| (about 4× it on uniform codes). Scales per group of
-    // channels stay per element (a product per group would need a partial sum per group), as do scales and zero
-    // points per channel of a block of tokens.
+    // channels stay per element (a product per group would need a partial sum per group); scales per channel of a
+    // block of tokens, below.
     if (!cache.group && !cache.token_block) {
         source.unscaled = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
                                   const Halide::Expr& b) { return cache.unscaled(e, key, h, b); };
