@@ -220,6 +220,7 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
         expect(view->shape == per_block, std::string(name) + " must be (B, Hkv, ceil(Lmax/T), E) = " +
                                              shape_text(per_block) + " for blocks of T = " + std::to_string(T) +
                                              " tokens (open_block's); given " + shape_text(view->shape));
+    if (c.Lnew == 0) return;  // no tokens: nothing read, nothing written
     auto* code_bytes = static_cast<std::uint8_t*>(codes.data);
     auto* scales = static_cast<float*>(scale.data);
     auto* zeros = static_cast<float*>(zero.data);
@@ -230,7 +231,6 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
     // quantized from them again.
     for (std::int64_t b = 0; b < c.B; ++b) {
         const std::int64_t first = c.first[static_cast<std::size_t>(b)];
-        if (c.Lnew == 0) continue;
         for (std::int64_t h = 0; h < c.H; ++h)
             for (std::int64_t t = 0; t < first % T; ++t)
                 for (std::int64_t e = 0; e < c.E; ++e)
@@ -243,7 +243,6 @@ void quantize_into_cache(const TensorView& values, const TensorView& kv_length, 
     std::vector<std::uint8_t> column_codes(static_cast<std::size_t>(T));
     for (std::int64_t b = 0; b < c.B; ++b) {
         const std::int64_t first = c.first[static_cast<std::size_t>(b)], end = first + c.Lnew;
-        if (c.Lnew == 0) continue;
         for (std::int64_t h = 0; h < c.H; ++h) {
             for (std::int64_t block = first / T; block <= (end - 1) / T; ++block) {
                 // The block's tokens so far: the kept ones before `first`, then the new ones.

@@ -1,7 +1,7 @@
 // dequantize: a quantized cache's values (dsl/nodes/dequantize.hpp), an expression over the codes read in place:
 // never a dequantized copy. (float(u) − zero) · scale per (b, h, token) or per (b, h, block of T tokens, channel),
-// or symmetric float(c) · scale, the scale per token or per group of G channels. Attentions read it through its rows (Lower::rows for quantized_rows,
-// lower/kv_source.hpp); this is the node's value elsewhere in a graph.
+// or symmetric float(c) · scale, the scale per token or per group of G channels. Attentions read it through its rows
+// (Lower::rows for quantized_rows, lower/kv_source.hpp); this is the node's value elsewhere in a graph.
 #pragma once
 
 #include <attnforge/codegen/lower/node.hpp>
@@ -72,11 +72,17 @@ KeyValueSource Lower::rows(const dsl::quantized_rows<C, S, Z>& rows, LoweringCon
     // point) per element, the token's scale once per key score and once per value row's weight. The zero point
     // stays per element: folded out as well (Σ q·u − zero·Σ q) the sum would cancel terms up to 255·scale, error of
     // order 2⁻²⁴·255·scale·Σ|q| against §5's 2⁻²⁴·Σ|q·k| (about 4× it on uniform codes). Scales per group of
-    // channels stay per element (a product per group would need a partial sum per group); scales per channel of a
-    // block of tokens, below.
-    if (!cache.group && !cache.token_block) {
+    // channels stay per element (a product per group would need a partial sum per group). Scales per channel of a
+    // block of keys are folded into the queries once per block where the product can (the decode strategy's), the
+    // zero point per element as here.
+    if (!cache.group)
         source.unscaled = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
                                   const Halide::Expr& b) { return cache.unscaled(e, key, h, b); };
+    if (cache.token_block) {
+        source.channel_scale = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
+                                       const Halide::Expr& b) { return cache.scale_of(e, key, h, b); };
+        source.channel_block = cache.token_block;
+    } else if (!cache.group) {
         source.row_scale = [scale = cache.scale](const Halide::Expr& key, const Halide::Expr& h,
                                                  const Halide::Expr& b) { return scale.func(key, h, b); };
         // The codes for integer dot products: uint8 as stored, int8 c as the uint8 c + 128 (its bits with the top
@@ -90,15 +96,6 @@ KeyValueSource Lower::rows(const dsl::quantized_rows<C, S, Z>& rows, LoweringCon
         source.code_zero = [zero = cache.zero](const Halide::Expr& key, const Halide::Expr& h, const Halide::Expr& b) {
             return zero ? zero->func(key, h, b) : Halide::Expr(128.0f);
         };
-    }
-    // Scales and zero points per channel of a block of keys: the codes less their zero point per element (as
-    // above), the scale folded into the queries once per block where the product can (the decode strategy's).
-    if (cache.token_block) {
-        source.unscaled = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
-                                  const Halide::Expr& b) { return cache.unscaled(e, key, h, b); };
-        source.channel_scale = [cache](const Halide::Expr& e, const Halide::Expr& key, const Halide::Expr& h,
-                                       const Halide::Expr& b) { return cache.scale_of(e, key, h, b); };
-        source.channel_block = cache.token_block;
     }
     source.extents = cache.codes.extents;
     source.dense_rows = true;
