@@ -263,6 +263,9 @@ void schedule_tile_softmax(DecodeCore& core, const Halide::LoopLevel& tile, int 
     reduce_row_by_lanes(core.block_max, core.block_max_lanes, tile, lanes);
     core.block_exps.compute_at(tile).vectorize(core.block_exps.args()[0], lanes, TailStrategy::RoundUp);
     reduce_row_by_lanes(core.block_sum, core.block_sum_lanes, tile, lanes);
+    if (core.block_weights.defined())
+        core.block_weights.compute_at(tile).vectorize(core.block_weights.args()[0], lanes, TailStrategy::RoundUp);
+    if (core.block_zero_sum.defined()) reduce_row_by_lanes(core.block_zero_sum, core.block_zero_sum_lanes, tile, lanes);
 }
 
 void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool rows_inside, int lanes) {

@@ -242,6 +242,9 @@ struct StreamingCore : CoreCommon {
 struct DecodeCore : CoreCommon {
     Halide::Func block_scores, block_max, block_exps, block_sum, block_weighted, state;
     Halide::Func block_max_lanes, block_sum_lanes;
+    Halide::Func block_weights;  // block_exps times V's row factors (kk, q, g, hk, b, kb) where V has them (key_block)
+    // Σ weight·zero over the tile's keys (q, g, hk, b, kb), where V's zero point is folded out of P·V (lower/decode.hpp)
+    Halide::Func block_zero_sum, block_zero_sum_lanes;
     Halide::Func split_max, merged;
     int group = 1;  // query heads per KV head (Hq / Hkv) where fixed; 1 where run-time (then rows holds them)
     // The query rows a task computes for its KV head (the second dimension of the tile's Funcs and of state): Lq, or

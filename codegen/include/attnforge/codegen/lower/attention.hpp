@@ -124,7 +124,14 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         // row: it reads them unscaled.
         const auto* decode = std::get_if<DecodePlan>(&ctx.plan);
         const bool scaled_weights = decode && v.row_scale;
-        values(e, q, h, b) = (scaled_weights ? v.unscaled : v.element)(detail::value_column(e, E), q, h, b);
+        // uint8 V with a zero point of its own: the decode core subtracts it once per tile (lower/decode.hpp), P·V
+        // multiplies the codes as they are. (int8 codes are their values: nothing to fold.)
+        const bool fold_zero = scaled_weights && v.unsigned_codes && v.code_zero &&
+                               !Halide::Internal::is_const(v.code_zero(0, 0, 0));
+        if (fold_zero)
+            values(e, q, h, b) = Halide::cast<float>(v.unsigned_codes(detail::value_column(e, E), q, h, b));
+        else
+            values(e, q, h, b) = (scaled_weights ? v.unscaled : v.element)(detail::value_column(e, E), q, h, b);
         Halide::Func output;
         // P·V over pairs of keys reads V's bf16 form (bf16_products: a bf16 kernel): as stored where it is the
         // kernel's own input, with no conversion to float32 and back; rounded where it is a projection.
@@ -140,7 +147,8 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             const bool prefetched_values = v.row_buffer.defined() && v.row_buffer.type() == Halide::Float(32);
             DecodeCore core = detail::decode_attention(in, values, stored_values,
                                                        scaled_weights ? v.row_scale : nullptr, E, group, *decode,
-                                                       weighted_name, prefetched_values ? 4 : 1);
+                                                       weighted_name, prefetched_values ? 4 : 1,
+                                                       fold_zero ? v.code_zero : nullptr);
             core.value_buffer = v.row_buffer;
             output = core.output;
             ctx.roles.cores.push_back(core);

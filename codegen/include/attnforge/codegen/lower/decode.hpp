@@ -25,11 +25,18 @@ namespace attnforge::codegen::detail {
 // value_scale, where V's rows have a factor of their own (KeyValueSource::row_scale: `values` are then unscaled),
 // weighs each key's exp by its row's factor before P·V (one multiply a key, not one an element). value_span: P·V's
 // keys in spans of that many (DecodeCore::value_span; not over bf16 pairs, which pair their keys instead, nor where
-// the key tile is not a whole number of spans: there V goes unprefetched).
+// the key tile is not a whole number of spans: there V goes unprefetched). value_zero, where V's rows are uint8 codes
+// less a zero point of their own: `values` are then the codes as they are, and the zero point leaves the product
+// whole, Σ w·(u − zero) = Σ w·u − Σ w·zero, the second sum one lane reduction over the tile's weights
+// (DecodeCore::block_zero_sum) subtracted once per tile and row: one vector subtraction per 16 codes fewer in the
+// loop that multiplies every code (P·V of four rows at E = 64: 24 instead of 28 vector instructions a key). The
+// float32 sums over a tile's ≤ 2048 keys hold terms up to 255·w·scale where the products had up to ~128·w·scale:
+// about twice their rounding, within §5's 1e-4 (docs/storage_types.md).
 inline DecodeCore decode_attention(
     const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
     const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_scale,
-    int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name, int value_span = 1) {
+    int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name, int value_span = 1,
+    const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_zero = {}) {
     using Halide::Expr;
     DecodeCore core;
     fill_common(core, in);
@@ -72,9 +79,19 @@ inline DecodeCore decode_attention(
     if (!value_pairs && Kt % value_span == 0) core.value_span = value_span;
     const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key,
                                      tile_keys, weight_of_key, core.value_span);
+    if (value_zero) {
+        if (!block.weights.defined())
+            throw std::invalid_argument("attnforge lowering: a zero point folded out of P·V needs V's row scales");
+        Halide::Var kz("kz");
+        Halide::Func zero_terms(name + "_block_zero_terms");
+        zero_terms(kz, q, g, hk, b, kb) =
+            block.weights(kz, q, g, hk, b, kb) * value_zero(Halide::min(kb * Kt + kz, Lk - 1), kv_head, b);
+        std::tie(core.block_zero_sum, core.block_zero_sum_lanes) = reduce_by_lanes(
+            name + "_block_zero_sum", lane_sum(), zero_terms, Kt, {q, g, hk, b, kb}, q, {}, 1, plan.lanes, tile_keys);
+    }
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
-             core.block_weighted) =
-        std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted);
+             core.block_weighted, core.block_weights) =
+        std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted, block.weights);
     if (value_pairs) {
         // bf16 V as stored (its own input): exps · V over pairs of keys, one vdpbf16ps per 16 columns and
         // pair, the pair's two V rows interleaved in registers (no packing of the cache). P is rounded to
@@ -107,10 +124,11 @@ inline DecodeCore decode_attention(
     core.state = Halide::Func(name + "_state");
     core.state(e, q, g, hk, b, s) = Halide::Tuple(inf, 0.0f, 0.0f);
     const MergeFactors m = merge_factors(core.state(e, q, g, hk, b, s)[0], core.block_max(q, g, hk, b, tile));
+    Expr weighted = core.block_weighted(e, q, g, hk, b, tile);
+    if (core.block_zero_sum.defined()) weighted = ieee(weighted - core.block_zero_sum(q, g, hk, b, tile));
     core.state(e, q, g, hk, b, s) =
         Halide::Tuple(m.m_new, core.state(e, q, g, hk, b, s)[1] * m.keep_old + core.block_sum(q, g, hk, b, tile) * m.take_block,
-                      core.state(e, q, g, hk, b, s)[2] * m.keep_old +
-                          core.block_weighted(e, q, g, hk, b, tile) * m.take_block);
+                      core.state(e, q, g, hk, b, s)[2] * m.keep_old + weighted * m.take_block);
 
     // The splits merged: M = max of their maxima, l = Σ l_s·2^(m_s − M), acc = Σ acc_s·2^(m_s − M).
     // Query q of head h: its KV head's task, its row (and head of a fixed group) there.

@@ -37,7 +37,10 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 // where value(rk) is V at column e for the block's key rk; no value: no exps · V (the caller forms it
 // over bf16 pairs of keys). row[0] is the query index. `limit` (optional): the block's keys at and past it
 // are neither reduced nor weighted, so nothing computes or reads them (row_reduction.hpp). `value_factor`
-// (optional): a factor per key rk its exp is weighed by before V (a quantized V row's scale, value(rk) unscaled).
+// (optional): a factor per key rk its exp is weighed by before V (a quantized V row's scale, value(rk) unscaled), in
+// `weights` (kk, row...), a Func of its own so that a schedule makes it a vector of the block's keys: P·V then reads
+// each key's weight as one broadcast load, where a product inside the reduction cost a scalar multiply and a
+// register broadcast per key and row (two of the ~9 vector instructions a key and row of uint8 P·V at E = 64).
 // `key_span` > 1 (with a limit): exps · V's reduction over the keys in spans of that many, (key in span, span),
 // with a condition on the span alone besides the key's, so that the loop over spans ends at the limit even where a
 // schedule prefetches in the loop over a span's keys. (Halide trims a loop to where its body does something; a
@@ -45,6 +48,7 @@ inline MergeFactors merge_factors(const Halide::Expr& m_old, const Halide::Expr&
 // spans past the limit skip it whole.)
 struct KeyBlock {
     Halide::Func max, max_lanes, exps, sum, sum_lanes, weighted;
+    Halide::Func weights;  // exps · value_factor, where there is a value_factor (undefined otherwise)
 };
 
 inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, const std::vector<Halide::Var>& row,
@@ -76,7 +80,11 @@ inline KeyBlock key_block(const std::string& name, const Halide::Func& scores, c
     if (limit.defined()) rk.where(key < limit);
     k.weighted = Halide::Func(name + "_block_weighted");
     k.weighted(with(e)) = 0.0f;
-    const Halide::Expr weight = value_factor ? k.exps(with(key)) * value_factor(key) : k.exps(with(key));
+    if (value_factor) {
+        k.weights = Halide::Func(name + "_block_weights");
+        k.weights(with(kk)) = k.exps(with(kk)) * value_factor(kk);
+    }
+    const Halide::Expr weight = value_factor ? k.weights(with(key)) : k.exps(with(key));
     k.weighted(with(e)) += weight * value(key);
     return k;
 }
