@@ -11,6 +11,10 @@ channels of large magnitude, as K caches have), and the same queries:
   - ours bf16, ours float32: `decode` over the values in those types (bf16: the cache rounded, as our bf16 caches);
   - OpenVINO u8: its stateful SDPA (bench/decode_peers.py's OpenVino) with KV_CACHE_PRECISION u8 (its default on
     x86-64: a scale and zero point per token, as ours), the float32 cache set as its state and quantized by it;
+  - OpenVINO u8 g32: the same with KEY_CACHE_GROUP_SIZE and VALUE_CACHE_GROUP_SIZE 32 (a scale and zero point per
+    token and 32 channels; its bytes counted with float32 scales and zero points). Not run: its u4 caches
+    (KEY/VALUE_CACHE_PRECISION u4 abort the process in 2026.4's stateful SDPA on x86-64) and KEY_CACHE_QUANT_MODE
+    BY_CHANNEL (accepted, but its output is wrong in this stateful pattern: an error of 3.8 against 0.06);
   - PyTorch: the u8 cache dequantized ((code - zero) * scale) then SDPA, both inside the timed call.
 Each output is compared with float64 attention on the values before quantization: the error of quantizing (the
 kernels' own rounding is orders smaller, docs/contract.md §5), ours beside OpenVINO's and a q8_0 cache's (llama.cpp's
@@ -94,10 +98,22 @@ def torch_dequantize_sdpa(q, k, v, kv_length, threads):
 
 
 class OpenVinoU8(OpenVino):
+    """OpenVINO's u8 cache: a scale and zero point per token, or per token and `group` channels (its
+    KEY_CACHE_GROUP_SIZE and VALUE_CACHE_GROUP_SIZE)."""
+
+    def __init__(self, group=0):
+        super().__init__()
+        self.group = group
+
     def compile(self, model, threads):
         cfg = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "u8", "INFERENCE_NUM_THREADS": str(threads),
                "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1"}
-        return self.core.compile_model(model, "CPU", cfg)
+        if self.group:
+            cfg.update(KEY_CACHE_GROUP_SIZE=str(self.group), VALUE_CACHE_GROUP_SIZE=str(self.group))
+        compiled = self.core.compile_model(model, "CPU", cfg)
+        if compiled.get_property("KEY_CACHE_GROUP_SIZE") != self.group:
+            raise Unsupported(f"OpenVINO did not take KEY_CACHE_GROUP_SIZE {self.group}")
+        return compiled
 
 
 def quantize_u8_by_channel(attnforge, x, token_block=128):
@@ -124,9 +140,9 @@ def main():
     sys.path.insert(0, os.path.join(build, "python"))
     import attnforge
     try:
-        openvino = OpenVinoU8()
+        openvino, openvino_g32 = OpenVinoU8(), OpenVinoU8(group=32)
     except ImportError as e:
-        openvino = None
+        openvino = openvino_g32 = None
         print(f"[quantized] OpenVINO left out: {e}", file=sys.stderr)
     numbers = lambda text: [int(n) for n in text.split(",")]  # noqa: E731
     batches, queries, threads_list = (([1], [1], [1]) if a.quick else
@@ -152,7 +168,8 @@ def main():
             i8[kind] = {"k": kc, "k_scale": ks, "v": vc, "v_scale": vs}
         q8 = decode_reference(q, q8_0(k), q8_0(v), kv_length)
         cache_bytes = {"u8": sum(x.nbytes for x in u8.values()), "bf16": k.nbytes, "float32": 2 * k.nbytes,
-                       "u8 kc128": sum(x.nbytes for x in u8_kc.values())}
+                       "u8 kc128": sum(x.nbytes for x in u8_kc.values()),
+                       "OpenVINO u8 g32": k.size * 2 + 2 * 8 * k.size // 32}
         cache_bytes.update({kind: sum(x.nbytes for x in c.values()) for kind, c in i8.items()})
         for threads in threads_list:
             impls = {
@@ -175,6 +192,9 @@ def main():
                 impls["OpenVINO u8 (stateful SDPA)"] = (
                     "u8", lambda: openvino.prepare("decode_gqa", {"q": q, "k": k, "v": v, "kv_length": kv_length},
                                                    threads))
+                impls["OpenVINO u8 g32 (stateful SDPA)"] = (
+                    "OpenVINO u8 g32", lambda: openvino_g32.prepare(
+                        "decode_gqa", {"q": q, "k": k, "v": v, "kv_length": kv_length}, threads))
             for name, (cache, make) in impls.items():
                 try:
                     call = make()
