@@ -126,8 +126,7 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         const bool scaled_weights = decode && v.row_scale;
         // uint8 V with a zero point of its own: the decode core subtracts it once per tile (lower/decode.hpp), P·V
         // multiplies the codes as they are. (int8 codes are their values: nothing to fold.)
-        const bool fold_zero = scaled_weights && v.unsigned_codes && v.code_zero &&
-                               !Halide::Internal::is_const(v.code_zero(0, 0, 0));
+        const bool fold_zero = scaled_weights && v.code_zero && !Halide::Internal::is_const(v.code_zero(0, 0, 0));
         if (fold_zero)
             values(e, q, h, b) = Halide::cast<float>(v.unsigned_codes(detail::value_column(e, E), q, h, b));
         else

@@ -65,9 +65,10 @@ inline DecodeCore decode_attention(
     const bool value_pairs = stored_values.defined() && Kt % 2 == 0;
     if (value_pairs && value_scale)  // pairs read V as stored: no row factor to weigh by
         throw std::invalid_argument("attnforge lowering: V rows with a factor of their own have no bf16 form to pair");
+    // Key rk of tile kb, clamped into the cache: what V's rows and their scales and zero points are read at.
+    auto cache_key = [&](const Expr& rk) { return Halide::min(kb * Kt + rk, Lk - 1); };
     std::function<Expr(const Expr&)> value_of_key;
-    if (!value_pairs)
-        value_of_key = [&](const Expr& rk) { return core.values(e, Halide::min(kb * Kt + rk, Lk - 1), kv_head, b); };
+    if (!value_pairs) value_of_key = [&](const Expr& rk) { return core.values(e, cache_key(rk), kv_head, b); };
     // The keys of tile kb below Lk and the cache's valid length: the tile's loops end there, so the last tile of
     // a short cache computes and reads no more keys than it holds (a large tile costs nothing there).
     const QueryPositions& pos = core.positions;
@@ -75,7 +76,7 @@ inline DecodeCore decode_attention(
     const Expr tile_keys = Halide::clamp(valid - kb * Kt, 0, Kt);
     std::function<Expr(const Expr&)> weight_of_key;
     if (value_scale)
-        weight_of_key = [&](const Expr& rk) { return value_scale(Halide::min(kb * Kt + rk, Lk - 1), kv_head, b); };
+        weight_of_key = [&](const Expr& rk) { return value_scale(cache_key(rk), kv_head, b); };
     if (!value_pairs && Kt % value_span == 0) core.value_span = value_span;
     const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key,
                                      tile_keys, weight_of_key, core.value_span);
@@ -85,7 +86,7 @@ inline DecodeCore decode_attention(
         Halide::Var kz("kz");
         Halide::Func zero_terms(name + "_block_zero_terms");
         zero_terms(kz, q, g, hk, b, kb) =
-            block.weights(kz, q, g, hk, b, kb) * value_zero(Halide::min(kb * Kt + kz, Lk - 1), kv_head, b);
+            block.weights(kz, q, g, hk, b, kb) * value_zero(cache_key(kz), kv_head, b);
         std::tie(core.block_zero_sum, core.block_zero_sum_lanes) = reduce_by_lanes(
             name + "_block_zero_sum", lane_sum(), zero_terms, Kt, {q, g, hk, b, kb}, q, {}, 1, plan.lanes, tile_keys);
     }
