@@ -9,6 +9,8 @@
 // is small: per (h, b).
 #include "parts.hpp"
 
+#include <attnforge/codegen/lower/query_digits.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -55,6 +57,8 @@ DecodeLoops schedule_split_tasks(DecodeCore& core, int lanes) {
         .fuse(task, s[4], task)
         .parallel(task)
         .vectorize(s[0], lanes, TailStrategy::RoundUp);
+    // P·V over codes in two forms (lower/decode.hpp): each branch computes one.
+    if (core.integer_values.sums.defined()) state.update().specialize(core.integer_values.condition);
     return {state, Halide::LoopLevel(state, task), Halide::LoopLevel(state, rb)};
 }
 
@@ -125,8 +129,7 @@ void schedule_heads_in_lanes_product(DecodeCore& core, Func sum, const Var& ko, 
 
 // E along the lanes (lower/decode_product.hpp, lanes_along_e_product). Returns whether a KV head's query rows
 // are taken rows_at_once at a time inside the keys (then P·V takes them so too).
-bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, const Var& ki, int lanes,
-                                    bool four_rows_here = true) {
+bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, const Var& ki, int lanes) {
     const int keys = core.dot.decode.keys_per_step, accumulators = accumulators_for(lanes);
     // S for the tile: per key, per row (query, head of the group), lanes of E/lanes products.
     Func per_lane = core.dot.decode.per_lane;
@@ -151,8 +154,7 @@ bool schedule_lanes_along_e_product(DecodeCore& core, Func sum, const Var& ko, c
     // B = 1, Lq = 4, H = 8, one thread, Zen 4: Lk = 32768 9.38 -> 8.12 ms, Lk = 4096 0.90 -> 0.79 ms; Lq = 1 runs
     // the loop nest above unchanged. (ShiftInwards: the last four rows of a query length that is not a
     // multiple of four overlap the ones before; sum is pure, so they are computed twice, not added twice.)
-    // (four_rows_here false: a sum over codes whose four rows or more take the rows-in-lanes product instead.)
-    const bool rows_inside = four_rows_here && !heads_inside && keys * rows_at_once <= accumulators;
+    const bool rows_inside = !heads_inside && keys * rows_at_once <= accumulators;
     if (rows_inside) {
         const std::vector<Var> sv = sum.args();  // (k, q, h, b)
         Var qo("qo"), qi("qi");
@@ -235,6 +237,33 @@ void schedule_rows_in_lanes_integer(DecodeCore& core, const DecodeLoops& loops, 
     p.lane_fold.compute_at(sum, ko).vectorize(f[0]).vectorize(f[1]);
 }
 
+// Four keys along the lanes over codes on integer dot products (lower/decode_product.hpp,
+// keys_in_lanes_integer_product), the sum's branch for fewer than four rows: Q's digits staged once per task in the
+// product's order (16 bytes a chunk and digit, the same for the four keys); per row and four keys 3 accumulators,
+// the chunks unrolled (a chunk of four K rows and three vpdpbusd), their sums in float32 and each key's four lanes
+// folded, row after row.
+void schedule_keys_in_lanes_integer(DecodeCore& core, const DecodeLoops& loops, Func sum, const Var& ko) {
+    auto& p = core.dot.decode.keys_in_lanes;
+    const std::vector<Var> rd = p.query_digits.args();  // (t, x, c, d, q, h, b)
+    p.query_digits.compute_at(loops.task).bound(rd[0], 0, 4).bound(rd[1], 0, 4);
+    p.query_digits.vectorize(rd[0]).vectorize(rd[1]).unroll(rd[3]);
+    Func lanes = p.integer_lanes;
+    const std::vector<Var> a = lanes.args();  // (x, j, d, ko, q, h, b)
+    lanes.compute_at(sum, ko).bound(a[0], 0, 4).bound(a[1], 0, 4).vectorize(a[0]).vectorize(a[1]).unroll(a[2]);
+    const std::vector<RVar> r = lanes.rvars(0);  // (code of the lane's four, chunk of 16 codes)
+    lanes.update()
+        .reorder(r[0], a[0], a[1], a[2], r[1])
+        .atomic()
+        .vectorize(r[0])
+        .vectorize(a[0])
+        .vectorize(a[1])
+        .unroll(a[2])
+        .unroll(r[1]);
+    const std::vector<Var> l = p.per_lane.args();  // (x, j, ko, q, h, b)
+    p.per_lane.compute_at(sum, ko).vectorize(l[0]).vectorize(l[1]);
+    p.fold.compute_at(sum, ko).vectorize(p.fold.args()[0]);
+}
+
 // S for the tile, keys_per_step keys at a time. Returns whether query rows are taken inside the keys.
 bool schedule_decode_product(DecodeCore& core, const DecodeLoops& loops, int lanes) {
     Func sum = core.dot.sum;
@@ -244,7 +273,7 @@ bool schedule_decode_product(DecodeCore& core, const DecodeLoops& loops, int lan
         .vectorize(ki);
     if (core.dot.decode.integer_lanes.defined()) {
         schedule_rows_in_lanes_integer(core, loops, sum, sum.specialize(core.dot.decode.rows_in_lanes_condition), ko, ki);
-        schedule_lanes_along_e_product(core, sum, ko, ki, lanes, false);
+        schedule_keys_in_lanes_integer(core, loops, sum, ko);
         return true;  // P·V takes four rows at a time where there are four
     }
     if (Func channel = core.dot.decode.channel_queries; channel.defined()) {
@@ -266,15 +295,55 @@ void schedule_tile_softmax(DecodeCore& core, const Halide::LoopLevel& tile, int 
     if (core.block_weights.defined())
         core.block_weights.compute_at(tile).vectorize(core.block_weights.args()[0], lanes, TailStrategy::RoundUp);
     if (core.block_zero_sum.defined()) reduce_row_by_lanes(core.block_zero_sum, core.block_zero_sum_lanes, tile, lanes);
+    if (auto& integer = core.integer_values; integer.sums.defined()) {
+        // The weights' maximum and digits, vectors of the tile's keys (the digits of a key adjacent by digit: P·V
+        // broadcasts four keys' digit d as one 32-bit load).
+        reduce_row_by_lanes(integer.weight_max, integer.weight_max_lanes, tile, lanes);
+        const std::vector<Var> d = integer.weight_digits.args();  // (kk, d, q, g, hk, b, kb)
+        integer.weight_digits.compute_at(tile).bound(d[1], 0, detail::query_digit_count)
+            .reorder(d[1], d[0]).vectorize(d[0], lanes, TailStrategy::RoundUp).unroll(d[1]);
+    }
+}
+
+// P·V over codes on integer dot products (lower/integer_values.hpp), the form of fewer than four rows: per row a
+// register tile of columns × 3 digits int32 accumulators over the tile's keys, four keys a step, the four keys' codes
+// interleaved in registers (vpermt2b from four 16-byte row loads per vector) and each digit one vpdpbusd per vector
+// and four keys; their float32 value inline where the state reads it. Columns: as many as keep the accumulators
+// within 24 of the 32 registers (the interleaved codes take the rest): E = 64 and 128 in one tile.
+void schedule_integer_weighted_values(DecodeCore& core, const DecodeLoops& loops, int lanes) {
+    Func sums = core.integer_values.sums;
+    const std::vector<Var> a = sums.args();  // (e, d, q, g, hk, b, kb)
+    sums.compute_at(Halide::LoopLevel(loops.state, loops.state.args()[1]))
+        .bound(a[1], 0, detail::query_digit_count)
+        .vectorize(a[0], lanes)
+        .unroll(a[1]);
+    const int e_vectors = std::max(1, core.head_width / lanes), group = std::max(1, core.group);
+    constexpr int accumulator_budget = 24;
+    int columns = std::clamp(accumulator_budget / (detail::query_digit_count * group), 1, e_vectors);
+    while (e_vectors % columns != 0) --columns;
+    const std::vector<RVar> r = sums.rvars(0);  // (key of the lane's four, step of four keys)
+    Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
+    sums.update()
+        .split(a[0], eo, ei, lanes, TailStrategy::RoundUp)
+        .split(eo, eoo, eoi, columns, TailStrategy::RoundUp)
+        .reorder(r[0], ei, eoi, a[1], a[3], r[1], a[2], eoo)
+        .atomic()
+        .vectorize(r[0])
+        .vectorize(ei)
+        .unroll(eoi)
+        .unroll(a[1])
+        .unroll(a[3])
+        .unroll(eoo);
 }
 
 void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool rows_inside, int lanes) {
+    if (core.integer_values.sums.defined()) schedule_integer_weighted_values(core, loops, lanes);
     const int accumulators = accumulators_for(lanes);
     // exps · V: one register tile per query, all of its group heads by `columns` vectors of E, over every
     // key of the tile; each V row (a pair of rows over bf16 pairs) is loaded once for all the heads, and the
     // memory stream of V runs through the whole loop. (Per head with V reloaded from L1 for the next head:
     // decode_gqa Lq = 4, Zen 4, 57.5 -> 45.6 ms in float32; bf16 Lq = 1 with a vdpbf16ps P·V: 10.6 -> 9.1 ms.)
-    Func acc = core.block_weighted;
+    Func acc = core.integer_values.float_weighted.defined() ? core.integer_values.float_weighted : core.block_weighted;
     const std::vector<Var> w = acc.args();  // (e, q, g, hk, b, kb)
     // Where Q·Kᵀ takes four query rows at a time (rows_inside, Lq >= 4), so does P·V: a register tile of four
     // rows by E/lanes vectors, each V row loaded once for the four, computed once per tile for every row.

@@ -109,7 +109,7 @@ struct DecodeProduct {
     // There: K's buffer where K is an input read in place (undefined otherwise), for a prefetch of its rows.
     Halide::Parameter key_buffer;
     // Over 8-bit codes on integer dot products (Tiles::integer_products; lower/decode_product.hpp,
-    // rows_in_lanes_integer_product): sum is select(rows_in_lanes_condition, the rows-in-lanes sum, the lanes-along-E
+    // rows_in_lanes_integer_product): sum is select(rows_in_lanes_condition, the rows-in-lanes sum, the keys-in-lanes
     // sum), the schedule specializing it on that same Expr. integer_lanes (x, jr, d, k, qo, h, b) the codes' int32
     // products with the queries' int8 digit d (lower/query_digits.hpp), integer_per_lane their float32 sum, lane_fold
     // the four keys' lanes folded; query_stages the Funcs over Q those read, in the order computed (once per task),
@@ -117,6 +117,11 @@ struct DecodeProduct {
     Halide::Func integer_lanes, integer_per_lane, query_digits;
     Halide::Expr rows_in_lanes_condition;
     std::vector<Halide::Func> query_stages;
+    // There, the product of fewer rows (keys_in_lanes_integer_product): four keys along the 128-bit lanes, its
+    // integer_lanes (x, j, d, ko, q, h, b), their float32 sum, the fold of each key's lanes and the staged digits.
+    struct KeysInLanes {
+        Halide::Func integer_lanes, per_lane, fold, query_digits;
+    } keys_in_lanes;
     // Over keys with a factor per channel and block (KeyValueSource::channel_scale): the queries times each block's
     // factors, (e, block, q, h, b), computed once per tile. Else undefined.
     Halide::Func channel_queries;
@@ -259,6 +264,13 @@ struct DecodeCore : CoreCommon {
     // key_block), so that a prefetch in the loop over a span's keys leaves the loop over spans ending at the tile's
     // valid keys; else (key).
     int value_span = 1;
+    // P·V over codes on integer dot products (lower/integer_values.hpp), where it is: the tile's weight maximum and
+    // its lanes, the weights' digits, the int32 sums and their float32 value, the float32 P·V beside it and the
+    // condition under which the integer one is taken (fewer rows than four); block_weighted then selects either.
+    struct IntegerValueStages {
+        Halide::Func weight_max, weight_max_lanes, weight_digits, sums, weighted, float_weighted;
+        Halide::Expr condition;
+    } integer_values;
 };
 
 // One type per strategy: a schedule visits the one it gets.

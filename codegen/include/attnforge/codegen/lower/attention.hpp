@@ -125,9 +125,14 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
         const auto* decode = std::get_if<DecodePlan>(&ctx.plan);
         const bool scaled_weights = decode && v.row_scale;
         // uint8 V with a zero point of its own: the decode core subtracts it once per tile (lower/decode.hpp), P·V
-        // multiplies the codes as they are. (int8 codes are their values: nothing to fold.)
+        // multiplies the codes as they are. (int8 codes are their values: nothing to fold, but on integer products
+        // below they enter as uint8 with a zero point of 128.)
         const bool fold_zero = scaled_weights && v.code_zero && !Halide::Internal::is_const(v.code_zero(0, 0, 0));
-        if (fold_zero)
+        // 8-bit V with a row scale on integer dot products (lower/integer_values.hpp): the unsigned codes (int8 c as
+        // c + 128, less a zero point of 128, which the decode core subtracts as uint8's own).
+        const bool integer_values = scaled_weights && decode->integer_products && v.unsigned_codes && v.code_zero &&
+                                    decode->lanes == 16 && E % 16 == 0;
+        if (fold_zero || integer_values)
             values(e, q, h, b) = Halide::cast<float>(v.unsigned_codes(detail::value_column(e, E), q, h, b));
         else
             values(e, q, h, b) = (scaled_weights ? v.unscaled : v.element)(detail::value_column(e, E), q, h, b);
@@ -147,7 +152,8 @@ Lowered Lower::attention(const dsl::attention_pattern<Score, Layers, Values, Lab
             DecodeCore core = detail::decode_attention(in, values, stored_values,
                                                        scaled_weights ? v.row_scale : nullptr, E, group, *decode,
                                                        weighted_name, prefetched_values ? 4 : 1,
-                                                       fold_zero ? v.code_zero : nullptr);
+                                                       integer_values || fold_zero ? v.code_zero : nullptr,
+                                                       integer_values ? v.unsigned_codes : nullptr);
             core.value_buffer = v.row_buffer;
             output = core.output;
             ctx.roles.cores.push_back(core);

@@ -10,6 +10,7 @@
 #include <attnforge/codegen/lower/core_inputs.hpp>
 #include <attnforge/codegen/lower/head_group.hpp>
 #include <attnforge/codegen/lower/ieee.hpp>
+#include <attnforge/codegen/lower/integer_values.hpp>
 #include <attnforge/codegen/lower/online_softmax.hpp>
 #include <attnforge/codegen/lower/row_reduction.hpp>
 #include <attnforge/codegen/lower/softmax_exp.hpp>
@@ -31,12 +32,16 @@ namespace attnforge::codegen::detail {
 // (DecodeCore::block_zero_sum) subtracted once per tile and row: one vector subtraction per 16 codes fewer in the
 // loop that multiplies every code (P·V of four rows at E = 64: 24 instead of 28 vector instructions a key). The
 // float32 sums over a tile's ≤ 2048 keys hold terms up to 255·w·scale where the products had up to ~128·w·scale:
-// about twice their rounding, within §5's 1e-4 (docs/storage_types.md).
+// about twice their rounding, within §5's 1e-4 (docs/storage_types.md). value_codes, where V's rows are 8-bit codes
+// with a factor and a zero point (128 for int8) of their own and the target has integer dot products
+// (DecodePlan::integer_products): V's unsigned codes, and P·V runs on them (lower/integer_values.hpp).
 inline DecodeCore decode_attention(
     const CoreInputs& in, const Halide::Func& values, const Halide::Func& stored_values,
     const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_scale,
     int head_width, const HeadGroup& heads, const DecodePlan& plan, const std::string& name, int value_span = 1,
-    const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_zero = {}) {
+    const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>& value_zero = {},
+    const std::function<Halide::Expr(const Halide::Expr&, const Halide::Expr&, const Halide::Expr&, const Halide::Expr&)>&
+        value_codes = {}) {
     using Halide::Expr;
     DecodeCore core;
     fill_common(core, in);
@@ -67,6 +72,9 @@ inline DecodeCore decode_attention(
         throw std::invalid_argument("attnforge lowering: V rows with a factor of their own have no bf16 form to pair");
     // Key rk of tile kb, clamped into the cache: what V's rows and their scales and zero points are read at.
     auto cache_key = [&](const Expr& rk) { return Halide::min(kb * Kt + rk, Lk - 1); };
+    // The same for V's per-key factors, read in vectors of the tile's keys, around likely() as K's
+    // (lower/decode_product.hpp, per_key_index).
+    auto factor_key = [&](const Expr& rk) { return Halide::min(Halide::likely(kb * Kt + rk), Lk - 1); };
     std::function<Expr(const Expr&)> value_of_key;
     if (!value_pairs) value_of_key = [&](const Expr& rk) { return core.values(e, cache_key(rk), kv_head, b); };
     // The keys of tile kb below Lk and the cache's valid length: the tile's loops end there, so the last tile of
@@ -76,7 +84,7 @@ inline DecodeCore decode_attention(
     const Expr tile_keys = Halide::clamp(valid - kb * Kt, 0, Kt);
     std::function<Expr(const Expr&)> weight_of_key;
     if (value_scale)
-        weight_of_key = [&](const Expr& rk) { return value_scale(cache_key(rk), kv_head, b); };
+        weight_of_key = [&](const Expr& rk) { return value_scale(factor_key(rk), kv_head, b); };
     if (!value_pairs && Kt % value_span == 0) core.value_span = value_span;
     const KeyBlock block = key_block(name, core.block_scores, {q, g, hk, b, kb}, Kt, plan.lanes, e, value_of_key,
                                      tile_keys, weight_of_key, core.value_span);
@@ -86,13 +94,34 @@ inline DecodeCore decode_attention(
         Halide::Var kz("kz");
         Halide::Func zero_terms(name + "_block_zero_terms");
         zero_terms(kz, q, g, hk, b, kb) =
-            block.weights(kz, q, g, hk, b, kb) * value_zero(cache_key(kz), kv_head, b);
+            block.weights(kz, q, g, hk, b, kb) * value_zero(factor_key(kz), kv_head, b);
         std::tie(core.block_zero_sum, core.block_zero_sum_lanes) = reduce_by_lanes(
             name + "_block_zero_sum", lane_sum(), zero_terms, Kt, {q, g, hk, b, kb}, q, {}, 1, plan.lanes, tile_keys);
     }
     std::tie(core.block_max, core.block_max_lanes, core.block_exps, core.block_sum, core.block_sum_lanes,
              core.block_weighted, core.block_weights) =
         std::tie(block.max, block.max_lanes, block.exps, block.sum, block.sum_lanes, block.weighted, block.weights);
+    if (value_codes) {
+        if (!block.weights.defined() || !core.block_zero_sum.defined())
+            throw std::invalid_argument("attnforge lowering: P·V over codes needs V's row scales and zero points");
+        const Expr last_valid = Halide::max(valid - 1, 0);
+        const IntegerValues integer = integer_weighted_values(
+            name, block.weights, {q, g, hk, b, kb}, Kt, plan.lanes, e,
+            [&](const Expr& column, const Expr& rk) {
+                return value_codes(column, Halide::min(kb * Kt + rk, last_valid), kv_head, b);
+            },
+            tile_keys);
+        // Four rows or more keep float32 P·V (its four-row register tile loads each converted V vector once for the
+        // four; over digits each row takes three vpdpbusd a vector, and the accumulators leave two columns a tile),
+        // fewer take the integer one: one weighted sum, the schedule specializing the state on the row count.
+        const Expr integer_rows = core.rows < integer_values_below_rows;
+        Halide::Func either(name + "_block_weighted_of_either");
+        either(e, q, g, hk, b, kb) = Halide::select(integer_rows, integer.weighted(e, q, g, hk, b, kb),
+                                                    block.weighted(e, q, g, hk, b, kb));
+        core.block_weighted = either;
+        core.integer_values = {integer.weight_max, integer.weight_max_lanes, integer.weight_digits, integer.sums,
+                               integer.weighted, block.weighted, integer_rows};
+    }
     if (value_pairs) {
         // bf16 V as stored (its own input): exps · V over pairs of keys, one vdpbf16ps per 16 columns and
         // pair, the pair's two V rows interleaved in registers (no packing of the cache). P is rounded to

@@ -19,6 +19,14 @@
 
 namespace attnforge::codegen::detail {
 
+// A cache's per-key factor (a scale, a zero point) read at key kv, clamped into the cache's Lk keys: the clamp around
+// likely(kv), so that where Halide partitions the loop (the score sum's loop over four keys) the steps inside the
+// cache load the factors densely and only the last one reads clamped; a plain clamp makes every vector a gather of
+// scalar loads. (The loops of whole tiles, block_scores' and block_weights', are not partitioned and still gather.)
+inline Halide::Expr per_key_index(const Halide::Expr& kv, const Halide::Expr& Lk) {
+    return Halide::clamp(Halide::likely(kv), 0, Lk - 1);
+}
+
 // What both forms are given: Q as lowered and K's source, Q clamped to its rows and K to its keys (every read of
 // the product may be rounded up to whole tiles by the schedule).
 struct DecodeOperands {
@@ -42,7 +50,7 @@ struct DecodeOperands {
     // The score's factor for key kv of KV head kv_head: the scale, times the key row's own factor if it has one.
     Halide::Expr key_scale(const Halide::Expr& kv, const Halide::Expr& kv_head, const Halide::Expr& b) const {
         if (!k.row_scale) return scale;
-        return k.row_scale(Halide::clamp(kv, 0, k.extents[1] - 1), kv_head, b) * scale;
+        return k.row_scale(per_key_index(kv, k.extents[1]), kv_head, b) * scale;
     }
 };
 
@@ -221,7 +229,23 @@ inline ScoreProduct lanes_along_e_product(const DecodeOperands& in, const Decode
 // lanes_along_e_product's rows); rows past the last read the last one and are never consumed.
 inline constexpr int rows_in_lanes_from = 4;
 
-inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, const DecodePlan& plan) {
+// A product over codes as the decode schedule reads it: its sum, int32 lanes, their float32 sum, fold and staged digits.
+inline ScoreProduct integer_score_product(const DecodeOperands& in, const Halide::Func& sum, const Halide::Func& lanes,
+                                          const Halide::Func& per_lane, const Halide::Func& fold,
+                                          const Halide::Func& staged_digits, int keys) {
+    ScoreProduct product{Halide::Func(), sum, Halide::Func(), Halide::Func(), {}};
+    DecodeProduct& p = product.decode;
+    p.integer_per_lane = per_lane;
+    p.lane_fold = fold;
+    p.integer_lanes = lanes;
+    p.query_digits = staged_digits;
+    p.keys_per_step = keys;
+    p.key_buffer = in.k.row_buffer;
+    return product;
+}
+
+inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, const DecodePlan& plan,
+                                                  const QueryDigits& digits) {
     const int E = in.head_width, keys = plan.keys_per_step;
     constexpr int rows_per_vector = 4, codes_per_lane = 4, chunk = 16;
     const std::string& name = in.name;
@@ -230,7 +254,6 @@ inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, cons
     const Halide::Expr Lq = in.q.extents[1];
     const bool rows_of_group = in.heads.runtime.defined();
     const Halide::Expr rows = rows_of_group ? in.heads.rows(Lq) : Lq;
-    const QueryDigits digits = query_digits(in.q.func, E, name);
     // Row ρ of the task of head h: the query and query head its digits are read at.
     auto digit_of_row = [&](const Halide::Expr& column, const Halide::Expr& digit, const Halide::Expr& rho) {
         const Halide::Expr row = Halide::clamp(rho, 0, rows - 1);
@@ -257,21 +280,59 @@ inline ScoreProduct rows_in_lanes_integer_product(const DecodeOperands& in, cons
     const Halide::Expr task_row = Halide::clamp(qi, 0, rows - 1);
     const Halide::Expr row_query = rows_of_group ? in.heads.query_of_row(task_row, Lq) : task_row;
     const Halide::Expr row_head = rows_of_group ? in.heads.head_of_row(h, task_row, Lq) : Halide::Expr(h);
-    const Halide::Expr zero = in.k.code_zero(Halide::clamp(kv, 0, in.k.extents[1] - 1), key_head, b);
+    const Halide::Expr zero = in.k.code_zero(per_key_index(kv, in.k.extents[1]), key_head, b);
     sum(kv, qi, h, b) = digits.scale(row_query, row_head, b) *
                         (fold(kv % keys, qi % rows_per_vector, kv / keys, qi / rows_per_vector, h, b) -
                          zero * digits.row_sum(row_query, row_head, b));
-    // Scaled by decode_score_product, over the sum it shares with the lanes-along-E product.
-    ScoreProduct product{Halide::Func(), sum, Halide::Func(), Halide::Func(), {}};
-    DecodeProduct& p = product.decode;
-    p.integer_per_lane = per_lane;
-    p.lane_fold = fold;
-    p.integer_lanes = integer_lanes;
-    p.query_digits = row_digits;
-    p.query_stages = {digits.max_abs, digits.scale, digits.digits, digits.digit_sums, digits.row_sum, row_digits};
-    p.keys_per_step = keys;
-    p.key_buffer = in.k.row_buffer;
+    // Scaled by decode_score_product, over the sum it shares with the keys-in-lanes product.
+    ScoreProduct product = integer_score_product(in, sum, integer_lanes, per_lane, fold, row_digits, keys);
+    product.decode.query_stages = {digits.max_abs, digits.scale, digits.digits, digits.digit_sums, digits.row_sum,
+                                   row_digits};
     return product;
+}
+
+// 8-bit codes on integer dot products for fewer rows than four: four keys a vector, one 128-bit lane each, whose four
+// int32 lanes x sum the codes 16c + 4x … 16c + 4x + 3 of chunk c of that key times the row's int8 digits of Q (the
+// chunk's 16 digits the same in the four lanes), one vpdpbusd per 16 codes of four keys and digit: K's four rows
+// taken 16 bytes at a time into one vector (dense loads and inserts: no packing). Per four keys and a row: E/16 K
+// vectors and 3·E/16 vpdpbusd, the three digit sums added in float32, each key's x lanes folded (a fold of one
+// vector for the four keys, where the lanes along E fold four vectors). The zero point and scales as
+// rows_in_lanes_integer_product's; a row's products are computed row after row (K from L1 after the first).
+inline ScoreProduct keys_in_lanes_integer_product(const DecodeOperands& in, const DecodePlan& plan,
+                                                  const QueryDigits& digits) {
+    const int E = in.head_width, keys = plan.keys_per_step;
+    constexpr int codes_per_lane = 4, chunk = 16;
+    const std::string& name = in.name;
+    Halide::Var kv("k"), qi("q"), h("h"), b("b");
+    Halide::Var x("x"), j("j"), t("t"), c("c"), d("d"), ko("ko");
+    const Halide::Expr Lq = in.q.extents[1];
+    const bool rows_of_group = in.heads.runtime.defined();
+    const Halide::Expr rows = rows_of_group ? in.heads.rows(Lq) : Lq;
+    const Halide::Expr task_row = Halide::clamp(qi, 0, rows - 1);
+    const Halide::Expr row_query = rows_of_group ? in.heads.query_of_row(task_row, Lq) : task_row;
+    const Halide::Expr row_head = rows_of_group ? in.heads.head_of_row(h, task_row, Lq) : Halide::Expr(h);
+    const Halide::Expr key_head = rows_of_group ? Halide::Expr(h) : in.heads.kv_head(h);
+    Halide::Func row_digits(name + "_key_lanes_digits"), integer_lanes(name + "_key_lanes_integer");
+    row_digits(t, x, c, d, qi, h, b) = digits.digits(chunk * c + codes_per_lane * x + t, d, row_query, row_head, b);
+    // Key j of the four: each key's row read on its own (a dense load; a key computed from the lane would gather).
+    const Halide::Expr Lk = in.k.extents[1];
+    Halide::RDom r(0, codes_per_lane, 0, E / chunk, "r");
+    const Halide::Expr column = chunk * r.y + codes_per_lane * x + r.x;
+    auto code_of = [&](int key) {
+        return in.k.unsigned_codes(column, Halide::clamp(keys * ko + key, 0, Lk - 1), key_head, b);
+    };
+    const Halide::Expr code = Halide::select(j == 0, code_of(0), j == 1, code_of(1), j == 2, code_of(2), code_of(3));
+    integer_lanes(x, j, d, ko, qi, h, b) = 0;
+    integer_lanes(x, j, d, ko, qi, h, b) +=
+        Halide::cast<int32_t>(code) * Halide::cast<int32_t>(row_digits(r.x, x, r.y, d, qi, h, b));
+    Halide::Func per_lane(name + "_key_lanes"), fold(name + "_key_lanes_fold"), sum(name + "_key_lanes_sum");
+    per_lane(x, j, ko, qi, h, b) = digits_value([&](int i) { return integer_lanes(x, j, i, ko, qi, h, b); });
+    fold(j, ko, qi, h, b) = combine_lanes(
+        lane_sum(), [&](int i) { return per_lane(i, j, ko, qi, h, b); }, chunk / codes_per_lane);
+    const Halide::Expr zero = in.k.code_zero(per_key_index(kv, Lk), key_head, b);
+    sum(kv, qi, h, b) = digits.scale(row_query, row_head, b) *
+                        (fold(kv % keys, kv / keys, qi, h, b) - zero * digits.row_sum(row_query, row_head, b));
+    return integer_score_product(in, sum, integer_lanes, per_lane, fold, row_digits, keys);
 }
 
 // The product in the form the group and head width allow.
@@ -297,25 +358,23 @@ inline ScoreProduct decode_score_product(const Lowered& q, const KeyValueSource&
     if (chunk >= 2 && E % columns_per_step == 0) return heads_in_lanes_product(in, plan, chunk, step_accumulators);
     if (plan.integer_products && k.unsigned_codes && k.row_scale && lanes == 16 && E % 16 == 0 && plan.keys_per_step == 4) {
         // Both products over codes, one sum: four rows along the lanes where the task has four or more (a run-time
-        // GQA group, Lq ≥ 4), the lanes along E for fewer (one query row would fill one lane of four). The decode
+        // GQA group, Lq ≥ 4), four keys along them for fewer (one query row would fill one lane of four). The decode
         // schedule specializes the sum on the row count, so each branch computes one product.
-        ScoreProduct four = rows_in_lanes_integer_product(in, plan), fewer = lanes_along_e_product(in, plan);
+        const QueryDigits digits = query_digits(q.func, E, name);
+        ScoreProduct four = rows_in_lanes_integer_product(in, plan, digits),
+                     fewer = keys_in_lanes_integer_product(in, plan, digits);
         const Halide::Expr Lq = q.extents[1], rows = heads.runtime.defined() ? heads.rows(Lq) : Lq;
         Halide::Var h("h"), b("b");
         Halide::Func sum(name + "_sum_of_either");
         const Halide::Expr four_rows = rows >= rows_in_lanes_from;
         sum(kv, qi, h, b) = Halide::select(four_rows, four.sum(kv, qi, h, b), fewer.sum(kv, qi, h, b));
-        ScoreProduct product = fewer;
+        ScoreProduct product = four;
         product.scaled = scaled_by_key(in, sum, name + "_of_either");
         product.sum = sum;
         DecodeProduct& p = product.decode;
-        const DecodeProduct& r = four.decode;
+        const DecodeProduct& f = fewer.decode;
         p.rows_in_lanes_condition = four_rows;
-        p.integer_lanes = r.integer_lanes;
-        p.integer_per_lane = r.integer_per_lane;
-        p.lane_fold = r.lane_fold;
-        p.query_digits = r.query_digits;
-        p.query_stages = r.query_stages;
+        p.keys_in_lanes = {f.integer_lanes, f.integer_per_lane, f.lane_fold, f.query_digits};
         return product;
     }
     return lanes_along_e_product(in, plan);
