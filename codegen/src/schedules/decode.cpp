@@ -36,6 +36,14 @@ int accumulators_for(int lanes) {
     return lanes >= 16 ? 16 : 8;
 }
 
+// Columns (vectors of E) of a register tile that spends `per_column` accumulators a column within `budget`: at least
+// one, whole tiles of E (no column past it is ever read).
+int tile_columns(int budget, int per_column, int e_vectors) {
+    int columns = std::clamp(budget / per_column, 1, e_vectors);
+    while (e_vectors % columns != 0) --columns;
+    return columns;
+}
+
 // Whether a decode loop prefetches an input's rows in software (below, where each does): only rows read in place in
 // one of `types`. Codes (uint8, int8) and fp16 are converted as they are read, which makes their loops compute-bound:
 // there the prefetches cost more than they save (K and V: decode_u8 1.07x and 1.75x the time, fp16 decode_gqa 1.32x;
@@ -319,8 +327,7 @@ void schedule_integer_weighted_values(DecodeCore& core, const DecodeLoops& loops
         .unroll(a[1]);
     const int e_vectors = std::max(1, core.head_width / lanes), group = std::max(1, core.group);
     constexpr int accumulator_budget = 24;
-    int columns = std::clamp(accumulator_budget / (detail::query_digit_count * group), 1, e_vectors);
-    while (e_vectors % columns != 0) --columns;
+    const int columns = tile_columns(accumulator_budget, detail::query_digit_count * group, e_vectors);
     const std::vector<RVar> r = sums.rvars(0);  // (key of the lane's four, step of four keys)
     Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
     sums.update()
@@ -352,8 +359,7 @@ void schedule_weighted_values(DecodeCore& core, const DecodeLoops& loops, bool r
     // ms; Lq = 1 and 2 unchanged within noise.
     acc.compute_at(rows_inside ? loops.tile : Halide::LoopLevel(loops.state, loops.state.args()[1])).vectorize(w[0], lanes, TailStrategy::RoundUp);
     const int e_vectors = std::max(1, core.head_width / lanes);
-    int columns = std::clamp(accumulators / std::max(1, core.group), 1, e_vectors);
-    while (e_vectors % columns != 0) --columns;  // whole tiles of E: no column past it is ever read
+    const int columns = tile_columns(accumulators, std::max(1, core.group), e_vectors);
     Var eo("eo"), ei("ei"), eoo("eoo"), eoi("eoi");
     // Converted V (codes): four rows at a time keep as many columns as leave the converted vectors registers beside
     // the accumulators (rows · columns + columns of them), whole tiles of E: E = 64, 80, 96 in one tile, 128 and 256

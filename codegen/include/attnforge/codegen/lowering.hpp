@@ -265,10 +265,10 @@ struct DecodeCore : CoreCommon {
     // valid keys; else (key).
     int value_span = 1;
     // P·V over codes on integer dot products (lower/integer_values.hpp), where it is: the tile's weight maximum and
-    // its lanes, the weights' digits, the int32 sums and their float32 value, the float32 P·V beside it and the
-    // condition under which the integer one is taken (fewer rows than four); block_weighted then selects either.
+    // its lanes, the weights' digits, the int32 sums (their float32 value is inline), the float32 P·V beside it and
+    // the condition under which the integer one is taken (fewer rows than four); block_weighted then selects either.
     struct IntegerValueStages {
-        Halide::Func weight_max, weight_max_lanes, weight_digits, sums, weighted, float_weighted;
+        Halide::Func weight_max, weight_max_lanes, weight_digits, sums, float_weighted;
         Halide::Expr condition;
     } integer_values;
 };

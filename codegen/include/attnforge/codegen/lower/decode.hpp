@@ -120,7 +120,7 @@ inline DecodeCore decode_attention(
                                                     block.weighted(e, q, g, hk, b, kb));
         core.block_weighted = either;
         core.integer_values = {integer.weight_max, integer.weight_max_lanes, integer.weight_digits, integer.sums,
-                               integer.weighted, block.weighted, integer_rows};
+                               block.weighted, integer_rows};
     }
     if (value_pairs) {
         // bf16 V as stored (its own input): exps · V over pairs of keys, one vdpbf16ps per 16 columns and
