@@ -6,7 +6,8 @@ check_bf16_dot_products.py) and reads the innermost loops. Score sum (`score_N_s
 one form must be 3 digits × E/16 chunks × 4 keys vpdpbusd a step (four query rows along the lanes), one 3 × E/16
 over K rows inserted four keys a vector (vinserti32x4; four keys along the lanes, for fewer rows). P·V
 (`weighted_sum_N_integer_sums.s1…`, fewer than four rows): 3 digits × 8 vectors of vpdpbusd a step of four keys at
-E = 128, the codes interleaved by vpermt2b, no float32 FMA. For AVX2, and for a float32 cache, no vpdpbusd at all.
+E = 128, the codes interleaved by vpermt2b, no float32 FMA; four rows or more keep a float32 P·V loop
+(`weighted_sum_N_block_weighted.s1…`, FMAs and no vpdpbusd). For AVX2, and for a float32 cache, no vpdpbusd at all.
 
 usage: check_integer_dot_products.py GENERATOR OUT_DIR
 """
@@ -41,6 +42,11 @@ def main():
                             f"({counts or 'no P·V loop over codes'})")
         else:
             print(f"ok {name}: {len(good_values)} P·V loops of {VALUE_PRODUCTS} vpdpbusd")
+        float_values = [label for label, body in all_loops
+                        if re.search(r"weighted_sum_\d+_block_weighted\.s1", label) and "vpdpbusd" not in body
+                        and any(i.startswith("vfmadd") for i in body)]
+        if not float_values:
+            failures.append(f"{name}: no float32 P·V loop (block_weighted) for four rows or more")
         if not loops:
             failures.append(f"{name}: no inner loop of the score sum in {out}/{name}.s")
             continue
