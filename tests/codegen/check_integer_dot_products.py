@@ -8,6 +8,9 @@ over K rows inserted four keys a vector (vinserti32x4; four keys along the lanes
 (`weighted_sum_N_integer_sums.s1…`, fewer than four rows): 3 digits × 8 vectors of vpdpbusd a step of four keys at
 E = 128, the codes interleaved by vpermt2b, no float32 FMA; four rows or more keep a float32 P·V loop
 (`weighted_sum_N_block_weighted.s1…`, FMAs and no vpdpbusd). For AVX2, and for a float32 cache, no vpdpbusd at all.
+The tile-wide loops that weigh the exps by V's per-key factors (`…block_weights.s0.kk…`, `…block_zero_sum_lanes…`)
+load the factors densely, scalar-by-scalar gathers only in their partitioned last steps (`….rebased`): a partition
+of the state's tile loop (rb) would leave the real tiles in its unpartitioned copy, every vector a gather.
 
 usage: check_integer_dot_products.py GENERATOR OUT_DIR
 """
@@ -22,6 +25,7 @@ HEAD_WIDTH = 128
 KEYS_PER_STEP = 4
 DIGITS = 3
 VALUE_PRODUCTS = DIGITS * HEAD_WIDTH // 16  # a step's vpdpbusd in P·V (8 columns of one row) and in the keys-in-lanes
+GATHER = ("vinsertps", "vpinsrd", "vpextrd", "vmovss", "vgatherdps")  # a clamped vector index, lane by lane
 
 
 def main():
@@ -42,6 +46,15 @@ def main():
                             f"({counts or 'no P·V loop over codes'})")
         else:
             print(f"ok {name}: {len(good_values)} P·V loops of {VALUE_PRODUCTS} vpdpbusd")
+        factor_loops = [(label, body) for label, body in all_loops
+                        if re.search(r"block_(weights\.s0\.kk|zero_sum_lanes\.s1\.rv)", label)
+                        and not label.endswith(".rebased")]
+        gathering = [label for label, body in factor_loops if any(i in GATHER for i in body)]
+        if not factor_loops or gathering:
+            failures.append(f"{name}: per-key factors gathered in the tiles' loops "
+                            f"({', '.join(gathering) or 'no loop of block_weights'})")
+        else:
+            print(f"ok {name}: {len(factor_loops)} tile loops read the per-key factors densely")
         float_values = [label for label, body in all_loops
                         if re.search(r"weighted_sum_\d+_block_weighted\.s1", label) and "vpdpbusd" not in body
                         and any(i.startswith("vfmadd") for i in body)]

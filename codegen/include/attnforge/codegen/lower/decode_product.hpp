@@ -20,9 +20,10 @@
 namespace attnforge::codegen::detail {
 
 // A cache's per-key factor (a scale, a zero point) read at key kv, clamped into the cache's Lk keys: the clamp around
-// likely(kv), so that where Halide partitions the loop (the score sum's loop over four keys) the steps inside the
-// cache load the factors densely and only the last one reads clamped; a plain clamp makes every vector a gather of
-// scalar loads. (The loops of whole tiles, block_scores' and block_weights', are not partitioned and still gather.)
+// likely(kv), so that where Halide partitions the loop (the score sum's loop over four keys, the tiles' loops of
+// block_weights and block_zero_sum) the steps inside the cache load the factors densely and only the last one reads
+// clamped; a plain clamp makes every vector a gather of scalar loads. (The tile loop around them must stay
+// unpartitioned for that: schedules/decode.cpp, schedule_split_tasks.)
 inline Halide::Expr per_key_index(const Halide::Expr& kv, const Halide::Expr& Lk) {
     return Halide::clamp(Halide::likely(kv), 0, Lk - 1);
 }
